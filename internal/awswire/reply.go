@@ -1,0 +1,116 @@
+package awswire
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/fanout/fanout/internal/awserr"
+)
+
+// Content types of the two protocols.
+const (
+	ContentJSON10 = "application/x-amz-json-1.0"
+	ContentXML    = "text/xml"
+)
+
+// RequestIDHeader carries the request id on every reply.
+const RequestIDHeader = "x-amzn-RequestId"
+
+// WriteJSON writes a 200 AWS JSON 1.0 reply of v (encoding/json, with HTML
+// escaping off as AWS does).
+func WriteJSON(w http.ResponseWriter, requestID string, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		WriteJSONError(w, requestID, "com.amazonaws.sqs", awserr.Internal.New("failed to encode the reply"))
+		return
+	}
+	b := bytes.TrimRight(buf.Bytes(), "\n")
+	WriteJSONBytes(w, requestID, b)
+}
+
+// WriteJSONBytes writes an already encoded 200 AWS JSON 1.0 reply.
+func WriteJSONBytes(w http.ResponseWriter, requestID string, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", ContentJSON10)
+	h.Set(RequestIDHeader, requestID)
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// WriteJSONError renders e in the AWS JSON 1.0 shape for a query-compatible
+// service: __type with the service namespace, message, and the
+// x-amzn-query-error header that SDKs read the code from first.
+func WriteJSONError(w http.ResponseWriter, requestID, namespace string, e *awserr.Error) {
+	body := struct {
+		Type    string `json:"__type"`
+		Message string `json:"message"`
+	}{namespace + "#" + e.Code, e.MessageFor(false)}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(body)
+	b := bytes.TrimRight(buf.Bytes(), "\n")
+	h := w.Header()
+	h.Set("Content-Type", ContentJSON10)
+	h.Set(RequestIDHeader, requestID)
+	h.Set("x-amzn-query-error", e.QueryCodeOrCode() + ";" + string(e.FaultOrSender()))
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(e.StatusFor(false))
+	_, _ = w.Write(b)
+}
+
+// WriteXML writes a 200 Query-protocol reply.
+func WriteXML(w http.ResponseWriter, requestID string, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", ContentXML)
+	h.Set(RequestIDHeader, requestID)
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// WriteXMLError renders e as a Query-protocol ErrorResponse in namespace ns.
+func WriteXMLError(w http.ResponseWriter, requestID, ns string, e *awserr.Error) {
+	var x XMLWriter
+	x.Header()
+	x.OpenNS("ErrorResponse", ns)
+	x.Open("Error")
+	x.Elem("Type", string(e.FaultOrSender()))
+	x.Elem("Code", e.QueryCodeOrCode())
+	x.Elem("Message", e.MessageFor(true))
+	x.Empty("Detail")
+	x.Close("Error")
+	x.Elem("RequestId", requestID)
+	x.Close("ErrorResponse")
+	h := w.Header()
+	h.Set("Content-Type", ContentXML)
+	h.Set(RequestIDHeader, requestID)
+	h.Set("Content-Length", strconv.Itoa(len(x.Buf)))
+	w.WriteHeader(e.StatusFor(true))
+	_, _ = w.Write(x.Buf)
+}
+
+// QueryResponse writes the envelope of a successful Query reply around body:
+// <OpResponse xmlns=ns><OpResult>body</OpResult><ResponseMetadata>...</...>.
+// A nil body writes no Result element, as AWS does for actions without output.
+func QueryResponse(op, ns, requestID string, body func(*XMLWriter)) []byte {
+	var x XMLWriter
+	x.Buf = make([]byte, 0, 512)
+	x.Header()
+	x.OpenNS(op+"Response", ns)
+	if body != nil {
+		x.Open(op + "Result")
+		body(&x)
+		x.Close(op + "Result")
+	}
+	x.Open("ResponseMetadata")
+	x.Elem("RequestId", requestID)
+	x.Close("ResponseMetadata")
+	x.Close(op + "Response")
+	return x.Buf
+}
