@@ -1,0 +1,475 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// Client kinds accepted by --client.
+const (
+	kindSDK  = "sdk"
+	kindHTTP = "http"
+)
+
+// entry is one message to send; groupID and dedupID are set only for FIFO
+// queues.
+type entry struct {
+	body, groupID, dedupID string
+}
+
+// message is the part of a received message the scenarios use.
+type message struct {
+	body, receiptHandle string
+}
+
+// dataPlane is the timed API surface. Both client kinds implement it so that
+// every scenario runs unchanged against either.
+type dataPlane interface {
+	sendMessage(ctx context.Context, queueURL string, e entry) error
+	sendMessageBatch(ctx context.Context, queueURL string, es []entry) error
+	receiveMessage(ctx context.Context, queueURL string, max, waitSeconds int) ([]message, error)
+	deleteMessageBatch(ctx context.Context, queueURL string, handles []string) error
+	publish(ctx context.Context, topicARN, msg string) error
+}
+
+// newHTTPClient returns the one http.Client a client kind shares between all
+// its workers. It keeps enough idle connections that workers never redial,
+// and refuses to dial anything but loopback so the tool can only load this
+// machine.
+func newHTTPClient(conns int) *http.Client {
+	dialer := &net.Dialer{
+		Timeout: 5 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+				return fmt.Errorf("refusing non-loopback address %s", address)
+			}
+			return nil
+		},
+	}
+	return &http.Client{
+		// Bounds every call, including long polls (at most a few seconds).
+		Timeout: 60 * time.Second,
+		Transport: &http.Transport{
+			DialContext:         dialer.DialContext,
+			MaxIdleConns:        2*conns + 16,
+			MaxIdleConnsPerHost: 2*conns + 16,
+			IdleConnTimeout:     90 * time.Second,
+			DisableCompression:  true,
+		},
+	}
+}
+
+// sdkClient wraps the aws-sdk-go-v2 SQS and SNS clients configured the way a
+// user would point them at an emulator. It also provides the untimed control
+// plane (queues, topics, subscriptions) for every scenario.
+type sdkClient struct {
+	sqs *sqs.Client
+	sns *sns.Client
+}
+
+func newSDKClient(endpoint string, hc *http.Client) *sdkClient {
+	creds := credentials.NewStaticCredentialsProvider("fanout", "fanout", "")
+	return &sdkClient{
+		sqs: sqs.New(sqs.Options{
+			Region:       "us-east-1",
+			Credentials:  creds,
+			BaseEndpoint: aws.String(endpoint),
+			HTTPClient:   hc,
+			Retryer:      aws.NopRetryer{}, // a retry would hide errors and skew latency
+		}),
+		sns: sns.New(sns.Options{
+			Region:       "us-east-1",
+			Credentials:  creds,
+			BaseEndpoint: aws.String(endpoint),
+			HTTPClient:   hc,
+			Retryer:      aws.NopRetryer{},
+		}),
+	}
+}
+
+func (c *sdkClient) sendMessage(ctx context.Context, queueURL string, e entry) error {
+	in := &sqs.SendMessageInput{QueueUrl: &queueURL, MessageBody: &e.body}
+	if e.groupID != "" {
+		in.MessageGroupId = &e.groupID
+		in.MessageDeduplicationId = &e.dedupID
+	}
+	_, err := c.sqs.SendMessage(ctx, in)
+	return err
+}
+
+// batchIDs are the entry ids used in every batch call.
+var batchIDs = [10]string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+
+func (c *sdkClient) sendMessageBatch(ctx context.Context, queueURL string, es []entry) error {
+	in := &sqs.SendMessageBatchInput{QueueUrl: &queueURL, Entries: make([]sqstypes.SendMessageBatchRequestEntry, len(es))}
+	for i := range es {
+		e := &in.Entries[i]
+		e.Id = &batchIDs[i]
+		e.MessageBody = &es[i].body
+		if es[i].groupID != "" {
+			e.MessageGroupId = &es[i].groupID
+			e.MessageDeduplicationId = &es[i].dedupID
+		}
+	}
+	out, err := c.sqs.SendMessageBatch(ctx, in)
+	if err != nil {
+		return err
+	}
+	if len(out.Failed) > 0 {
+		return fmt.Errorf("SendMessageBatch: %d entries failed: %s", len(out.Failed), aws.ToString(out.Failed[0].Code))
+	}
+	return nil
+}
+
+func (c *sdkClient) receiveMessage(ctx context.Context, queueURL string, max, waitSeconds int) ([]message, error) {
+	out, err := c.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl:            &queueURL,
+		MaxNumberOfMessages: int32(max),
+		WaitTimeSeconds:     int32(waitSeconds),
+	})
+	if err != nil {
+		return nil, err
+	}
+	msgs := make([]message, len(out.Messages))
+	for i, m := range out.Messages {
+		msgs[i] = message{body: aws.ToString(m.Body), receiptHandle: aws.ToString(m.ReceiptHandle)}
+	}
+	return msgs, nil
+}
+
+func (c *sdkClient) deleteMessageBatch(ctx context.Context, queueURL string, handles []string) error {
+	in := &sqs.DeleteMessageBatchInput{QueueUrl: &queueURL, Entries: make([]sqstypes.DeleteMessageBatchRequestEntry, len(handles))}
+	for i := range handles {
+		in.Entries[i] = sqstypes.DeleteMessageBatchRequestEntry{Id: &batchIDs[i], ReceiptHandle: &handles[i]}
+	}
+	out, err := c.sqs.DeleteMessageBatch(ctx, in)
+	if err != nil {
+		return err
+	}
+	if len(out.Failed) > 0 {
+		return fmt.Errorf("DeleteMessageBatch: %d entries failed: %s", len(out.Failed), aws.ToString(out.Failed[0].Code))
+	}
+	return nil
+}
+
+func (c *sdkClient) publish(ctx context.Context, topicARN, msg string) error {
+	_, err := c.sns.Publish(ctx, &sns.PublishInput{TopicArn: &topicARN, Message: &msg})
+	return err
+}
+
+// createQueue creates a queue and returns its URL and ARN.
+func (c *sdkClient) createQueue(ctx context.Context, name string, fifo bool) (queueURL, arn string, err error) {
+	in := &sqs.CreateQueueInput{QueueName: &name}
+	if fifo {
+		in.Attributes = map[string]string{"FifoQueue": "true"}
+	}
+	out, err := c.sqs.CreateQueue(ctx, in)
+	if err != nil {
+		return "", "", fmt.Errorf("CreateQueue %s: %w", name, err)
+	}
+	queueURL = aws.ToString(out.QueueUrl)
+	attrs, err := c.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       &queueURL,
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("GetQueueAttributes %s: %w", name, err)
+	}
+	return queueURL, attrs.Attributes["QueueArn"], nil
+}
+
+func (c *sdkClient) deleteQueue(ctx context.Context, queueURL string) error {
+	_, err := c.sqs.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &queueURL})
+	return err
+}
+
+func (c *sdkClient) createTopic(ctx context.Context, name string) (string, error) {
+	out, err := c.sns.CreateTopic(ctx, &sns.CreateTopicInput{Name: &name})
+	if err != nil {
+		return "", fmt.Errorf("CreateTopic %s: %w", name, err)
+	}
+	return aws.ToString(out.TopicArn), nil
+}
+
+// subscribeQueue subscribes an SQS queue with raw delivery, so the queue
+// receives the published text itself rather than a JSON envelope.
+func (c *sdkClient) subscribeQueue(ctx context.Context, topicARN, queueARN string) error {
+	_, err := c.sns.Subscribe(ctx, &sns.SubscribeInput{
+		TopicArn:   &topicARN,
+		Protocol:   aws.String("sqs"),
+		Endpoint:   &queueARN,
+		Attributes: map[string]string{"RawMessageDelivery": "true"},
+	})
+	if err != nil {
+		return fmt.Errorf("Subscribe %s: %w", queueARN, err)
+	}
+	return nil
+}
+
+func (c *sdkClient) deleteTopic(ctx context.Context, topicARN string) error {
+	_, err := c.sns.DeleteTopic(ctx, &sns.DeleteTopicInput{TopicArn: &topicARN})
+	return err
+}
+
+// rawClient speaks the wire protocols directly with net/http: request bodies
+// are assembled by byte appends from pre-escaped parts, with no reflection and
+// no signing, so its figures show what the server itself costs.
+type rawClient struct {
+	hc       *http.Client
+	endpoint string
+}
+
+// Header values are pre-built slices so each request avoids re-canonicalising.
+var (
+	hdrJSON = []string{"application/x-amz-json-1.0"}
+	hdrForm = []string{"application/x-www-form-urlencoded; charset=utf-8"}
+	targets = map[string][]string{}
+)
+
+func init() {
+	for _, a := range []string{"SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessageBatch"} {
+		targets[a] = []string{"AmazonSQS." + a}
+	}
+}
+
+// post sends one request and returns the response body; any status other
+// than 200 is an error carrying the start of the body.
+func (c *rawClient) post(ctx context.Context, contentType, target []string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint+"/", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header["Content-Type"] = contentType
+	if target != nil {
+		req.Header["X-Amz-Target"] = target
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		if len(data) > 200 {
+			data = data[:200]
+		}
+		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, data)
+	}
+	return data, nil
+}
+
+func (c *rawClient) sqsCall(ctx context.Context, action string, body []byte) ([]byte, error) {
+	data, err := c.post(ctx, hdrJSON, targets[action], body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", action, err)
+	}
+	return data, nil
+}
+
+// appendEntryFields appends the message fields of e (no braces).
+func appendEntryFields(b []byte, e *entry) []byte {
+	b = append(b, `"MessageBody":`...)
+	b = appendJSONString(b, e.body)
+	if e.groupID != "" {
+		b = append(b, `,"MessageGroupId":`...)
+		b = appendJSONString(b, e.groupID)
+		b = append(b, `,"MessageDeduplicationId":`...)
+		b = appendJSONString(b, e.dedupID)
+	}
+	return b
+}
+
+func (c *rawClient) sendMessage(ctx context.Context, queueURL string, e entry) error {
+	b := make([]byte, 0, len(queueURL)+len(e.body)+128)
+	b = append(b, `{"QueueUrl":`...)
+	b = appendJSONString(b, queueURL)
+	b = append(b, ',')
+	b = appendEntryFields(b, &e)
+	b = append(b, '}')
+	_, err := c.sqsCall(ctx, "SendMessage", b)
+	return err
+}
+
+// batchResult is the part of a batch response the raw client checks.
+type batchResult struct {
+	Failed []struct{ Id, Code string }
+}
+
+func checkBatch(action string, data []byte) error {
+	var r batchResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		return fmt.Errorf("%s: bad response: %w", action, err)
+	}
+	if len(r.Failed) > 0 {
+		return fmt.Errorf("%s: %d entries failed: %s", action, len(r.Failed), r.Failed[0].Code)
+	}
+	return nil
+}
+
+func (c *rawClient) sendMessageBatch(ctx context.Context, queueURL string, es []entry) error {
+	size := len(queueURL) + 64
+	for i := range es {
+		size += len(es[i].body) + 128
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"QueueUrl":`...)
+	b = appendJSONString(b, queueURL)
+	b = append(b, `,"Entries":[`...)
+	for i := range es {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"Id":"`...)
+		b = append(b, batchIDs[i]...)
+		b = append(b, `",`...)
+		b = appendEntryFields(b, &es[i])
+		b = append(b, '}')
+	}
+	b = append(b, "]}"...)
+	data, err := c.sqsCall(ctx, "SendMessageBatch", b)
+	if err != nil {
+		return err
+	}
+	return checkBatch("SendMessageBatch", data)
+}
+
+func (c *rawClient) receiveMessage(ctx context.Context, queueURL string, max, waitSeconds int) ([]message, error) {
+	b := make([]byte, 0, len(queueURL)+96)
+	b = append(b, `{"QueueUrl":`...)
+	b = appendJSONString(b, queueURL)
+	b = append(b, `,"MaxNumberOfMessages":`...)
+	b = strconv.AppendInt(b, int64(max), 10)
+	b = append(b, `,"WaitTimeSeconds":`...)
+	b = strconv.AppendInt(b, int64(waitSeconds), 10)
+	b = append(b, '}')
+	data, err := c.sqsCall(ctx, "ReceiveMessage", b)
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Messages []struct{ Body, ReceiptHandle string }
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("ReceiveMessage: bad response: %w", err)
+	}
+	msgs := make([]message, len(r.Messages))
+	for i, m := range r.Messages {
+		msgs[i] = message{body: m.Body, receiptHandle: m.ReceiptHandle}
+	}
+	return msgs, nil
+}
+
+func (c *rawClient) deleteMessageBatch(ctx context.Context, queueURL string, handles []string) error {
+	size := len(queueURL) + 64
+	for _, h := range handles {
+		size += len(h) + 40
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"QueueUrl":`...)
+	b = appendJSONString(b, queueURL)
+	b = append(b, `,"Entries":[`...)
+	for i, h := range handles {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"Id":"`...)
+		b = append(b, batchIDs[i]...)
+		b = append(b, `","ReceiptHandle":`...)
+		b = appendJSONString(b, h)
+		b = append(b, '}')
+	}
+	b = append(b, "]}"...)
+	data, err := c.sqsCall(ctx, "DeleteMessageBatch", b)
+	if err != nil {
+		return err
+	}
+	return checkBatch("DeleteMessageBatch", data)
+}
+
+func (c *rawClient) publish(ctx context.Context, topicARN, msg string) error {
+	b := make([]byte, 0, len(topicARN)+len(msg)+96)
+	b = append(b, "Action=Publish&Version=2010-03-31&TopicArn="...)
+	b = append(b, url.QueryEscape(topicARN)...)
+	b = append(b, "&Message="...)
+	b = append(b, url.QueryEscape(msg)...)
+	data, err := c.post(ctx, hdrForm, nil, b)
+	if err != nil {
+		return fmt.Errorf("Publish: %w", err)
+	}
+	var r struct {
+		MessageID string `xml:"PublishResult>MessageId"`
+	}
+	if err := xml.Unmarshal(data, &r); err != nil || r.MessageID == "" {
+		return errors.New("Publish: response without MessageId")
+	}
+	return nil
+}
+
+// appendJSONString appends s as a JSON string literal. It escapes what JSON
+// requires and nothing else, and replaces invalid UTF-8 like encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

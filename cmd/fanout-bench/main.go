@@ -1,0 +1,344 @@
+// Command fanout-bench is a load tool for fanout, the SNS/SQS emulator.
+//
+// It runs named scenarios (send, send-batch, drain, fifo-send-receive,
+// publish) with N concurrent clients for a fixed time against the fanout
+// server, a null server that answers with canned responses and stores
+// nothing, or both alternately, and reports calls/s, messages/s, p50/p99
+// latency, errors and the server's CPU time per call and per message.
+//
+// Run "go run ./cmd/fanout-bench -h" from the repository for the flags.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config holds the parsed flags.
+type config struct {
+	scenarios   []string
+	clientKinds []string
+	targets     []string // in alternation order
+	clients     int
+	duration    time.Duration
+	warmup      time.Duration
+	size        int
+	queued      int
+	groups      []int
+	subs        []int
+	rounds      int
+	fanoutBin   string
+	json        bool
+}
+
+func main() {
+	var serveAddr string
+	cfg, err := parseFlags(os.Args[1:], &serveAddr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fanout-bench:", err)
+		os.Exit(2)
+	}
+	if serveAddr != "" {
+		if err := serveNull(serveAddr); err != nil {
+			fmt.Fprintln(os.Stderr, "fanout-bench: null server:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "fanout-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string, serveAddr *string) (*config, error) {
+	fs := flag.NewFlagSet("fanout-bench", flag.ContinueOnError)
+	var (
+		scen    = fs.String("scenario", "send,send-batch,drain", "comma list of scenarios (see below)")
+		client  = fs.String("client", "sdk", "client kind: sdk (aws-sdk-go-v2), http (plain net/http, pre-built JSON) or both")
+		tgt     = fs.String("target", "fanout", "fanout, null, both (fanout and null alternately) or the URL of a running loopback server")
+		clients = fs.Int("clients", 8, "concurrent clients")
+		dur     = fs.Duration("duration", 5*time.Second, "timed phase of each run")
+		warm    = fs.Duration("warmup", time.Second, "untimed warm-up before each timed phase")
+		size    = fs.Int("size", 1024, "message body size in bytes")
+		queued  = fs.Int("queued", 100000, "messages pre-filled for drain (also the most it drains)")
+		groups  = fs.String("groups", "1000", "comma list of FIFO message-group counts for fifo-send-receive (e.g. 1,1000)")
+		subs    = fs.String("subs", "3", "comma list of SQS subscription counts for publish (e.g. 1,3,10)")
+		rounds  = fs.Int("rounds", 0, "rounds per scenario and target; results are medians (default 3 with --target both, else 1)")
+		bin     = fs.String("fanout-bin", "", "fanout binary to launch (default: go build ./cmd/fanout)")
+		asJSON  = fs.Bool("json", false, "print results as JSON on stdout (the text report moves to stderr)")
+	)
+	fs.StringVar(serveAddr, "serve-null", "", "internal: run the null server on this address")
+	fs.Usage = func() { usage(fs) }
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	cfg := &config{
+		scenarios: splitList(*scen),
+		clients:   *clients,
+		duration:  *dur,
+		warmup:    *warm,
+		size:      *size,
+		queued:    *queued,
+		rounds:    *rounds,
+		fanoutBin: *bin,
+		json:      *asJSON,
+	}
+	for _, s := range cfg.scenarios {
+		if findScenario(s) == nil {
+			return nil, fmt.Errorf("unknown scenario %q", s)
+		}
+	}
+	switch *client {
+	case kindSDK, kindHTTP:
+		cfg.clientKinds = []string{*client}
+	case "both":
+		cfg.clientKinds = []string{kindSDK, kindHTTP}
+	default:
+		return nil, fmt.Errorf("--client %q: want sdk, http or both", *client)
+	}
+	switch *tgt {
+	case "both":
+		cfg.targets = []string{"fanout", "null"}
+	default:
+		cfg.targets = []string{*tgt}
+	}
+	if cfg.rounds <= 0 {
+		cfg.rounds = 1
+		if len(cfg.targets) > 1 {
+			cfg.rounds = 3
+		}
+	}
+	var err error
+	if cfg.groups, err = intList("groups", *groups); err != nil {
+		return nil, err
+	}
+	if cfg.subs, err = intList("subs", *subs); err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.clients < 1 || cfg.clients > 1024:
+		return nil, errors.New("--clients must be 1..1024")
+	case cfg.duration <= 0 || cfg.duration > time.Hour:
+		return nil, errors.New("--duration must be in (0, 1h]")
+	case cfg.warmup < 0 || cfg.warmup > 10*time.Minute:
+		return nil, errors.New("--warmup must be in [0, 10m]")
+	case cfg.size < 1 || cfg.size > 256*1024:
+		return nil, errors.New("--size must be 1..262144")
+	case cfg.queued < 1 || cfg.queued > 100_000_000:
+		return nil, errors.New("--queued must be 1..100000000")
+	case cfg.rounds > 100:
+		return nil, errors.New("--rounds must be at most 100")
+	}
+	return cfg, nil
+}
+
+func usage(fs *flag.FlagSet) {
+	w := fs.Output()
+	fmt.Fprintln(w, "usage: fanout-bench [flags]")
+	fmt.Fprintln(w, "\nflags:")
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "serve-null" {
+			return
+		}
+		fmt.Fprintf(w, "  --%s", f.Name)
+		if name, _ := flag.UnquoteUsage(f); name != "" {
+			fmt.Fprintf(w, " %s", name)
+		}
+		fmt.Fprintf(w, "\n\t%s", f.Usage)
+		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+	fmt.Fprintln(w, "\nscenarios:")
+	for _, s := range scenarios {
+		fmt.Fprintf(w, "  %-18s %s\n", s.name, s.doc)
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func intList(name, s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > 100000 {
+			return nil, fmt.Errorf("--%s: bad value %q", name, f)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--%s: empty list", name)
+	}
+	return out, nil
+}
+
+// variants expands the chosen scenarios over their parameter lists.
+func (cfg *config) variants() []variant {
+	var out []variant
+	for _, name := range cfg.scenarios {
+		sc := findScenario(name)
+		var params []int
+		switch sc.param {
+		case "groups":
+			params = cfg.groups
+		case "subs":
+			params = cfg.subs
+		default:
+			out = append(out, variant{name: sc.name, sc: sc})
+			continue
+		}
+		for _, p := range params {
+			out = append(out, variant{name: fmt.Sprintf("%s/%s=%d", sc.name, sc.param, p), sc: sc, param: p})
+		}
+	}
+	return out
+}
+
+// clientSet is the clients for one target: one per kind plus the helpers.
+type clientSet struct {
+	ctl  *sdkClient
+	fill dataPlane
+	dp   map[string]dataPlane
+}
+
+func run(ctx context.Context, cfg *config) error {
+	report := io.Writer(os.Stdout)
+	if cfg.json {
+		report = os.Stderr
+	}
+
+	bin := cfg.fanoutBin
+	if bin == "" && slices.Contains(cfg.targets, "fanout") {
+		dir, err := os.MkdirTemp("", "fanout-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		fmt.Fprintln(os.Stderr, "building ./cmd/fanout ...")
+		if bin, err = buildFanout(ctx, dir); err != nil {
+			return err
+		}
+	}
+
+	var targets []*target
+	defer func() {
+		for _, t := range targets {
+			t.stop()
+		}
+	}()
+	clients := map[*target]*clientSet{}
+	for _, name := range cfg.targets {
+		t, err := startTarget(ctx, name, bin)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, t)
+		cs := &clientSet{dp: map[string]dataPlane{}}
+		for _, kind := range cfg.clientKinds {
+			hc := newHTTPClient(cfg.clients)
+			if kind == kindSDK {
+				cs.dp[kind] = newSDKClient(t.endpoint, hc)
+			} else {
+				cs.dp[kind] = &rawClient{hc: hc, endpoint: t.endpoint}
+			}
+		}
+		hc := newHTTPClient(cfg.clients)
+		cs.ctl = newSDKClient(t.endpoint, hc)
+		cs.fill = &rawClient{hc: hc, endpoint: t.endpoint}
+		clients[t] = cs
+		fmt.Fprintf(os.Stderr, "target %s at %s (pid %d)\n", t.name, t.endpoint, t.pid())
+	}
+
+	fmt.Fprintf(report, "%d clients, %v timed + %v warm-up per run, %d-byte bodies, %d round(s)\n",
+		cfg.clients, cfg.duration, cfg.warmup, cfg.size, cfg.rounds)
+	printHeader(report)
+	var results []*result
+	runID := strconv.FormatInt(time.Now().UnixNano()%(1<<40), 36)
+	seq := 0
+	for _, v := range cfg.variants() {
+		for _, kind := range cfg.clientKinds {
+			for round := 1; round <= cfg.rounds; round++ {
+				for _, t := range targets {
+					seq++
+					cs := clients[t]
+					e := &env{
+						cfg:    cfg,
+						tgt:    t,
+						kind:   kind,
+						dp:     cs.dp[kind],
+						ctl:    cs.ctl,
+						fill:   cs.fill,
+						prefix: fmt.Sprintf("fb-%s-%d-%s", runID, seq, queueSafe(v.name)),
+						param:  v.param,
+					}
+					res, err := runOne(ctx, v, e)
+					if ctx.Err() != nil {
+						return finish(cfg, report, results)
+					}
+					if err != nil {
+						fmt.Fprintf(report, "%s %s %s: %v\n", t.name, kind, v.name, err)
+						continue
+					}
+					res.Round = round
+					results = append(results, res)
+					printRun(report, res)
+				}
+			}
+		}
+	}
+	return finish(cfg, report, results)
+}
+
+// finish prints the summary (and JSON) for whatever runs completed.
+func finish(cfg *config, report io.Writer, results []*result) error {
+	sum := summarize(results, cfg.targets)
+	if cfg.rounds > 1 || len(cfg.targets) > 1 {
+		printSummary(report, sum, cfg.rounds)
+	}
+	if cfg.json {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(jsonReport(cfg, results, sum))
+	}
+	return nil
+}
+
+// queueSafe maps a variant name to characters valid in queue and topic names.
+func queueSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		}
+		return '-'
+	}, s)
+}

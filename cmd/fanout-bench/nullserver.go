@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The null server answers the calls the benchmark makes with canned but
+// SDK-valid responses and stores nothing. Measured next to fanout with the
+// same clients, it shows how much of a figure is client and HTTP cost.
+
+const (
+	nullAccount   = "000000000000"
+	nullRegion    = "us-east-1"
+	nullMessageID = "00000000-0000-4000-8000-000000000000"
+	maxBodyBytes  = 4 << 20 // larger than any valid SQS/SNS request
+)
+
+// cannedReceive[n] is a ready ReceiveMessage response with n messages.
+var cannedReceive = func() [11][]byte {
+	var out [11][]byte
+	for n := range out {
+		type msg struct {
+			MessageId, ReceiptHandle, MD5OfBody, Body string
+		}
+		msgs := make([]msg, n)
+		for i := range msgs {
+			body := fmt.Sprintf("null message %d", i)
+			msgs[i] = msg{
+				MessageId:     nullMessageID,
+				ReceiptHandle: fmt.Sprintf("null-receipt-%d", i),
+				MD5OfBody:     md5Hex(body),
+				Body:          body,
+			}
+		}
+		out[n], _ = json.Marshal(map[string]any{"Messages": msgs})
+	}
+	return out
+}()
+
+func md5Hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// nullHandler returns the null server's http.Handler.
+func nullHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/_fanout/health" {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST only", http.StatusMethodNotAllowed)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("X-Amzn-Requestid", nullMessageID)
+		if target := r.Header.Get("X-Amz-Target"); target != "" {
+			nullSQS(w, r, strings.TrimPrefix(target, "AmazonSQS."), body)
+			return
+		}
+		nullSNS(w, r, body)
+	})
+}
+
+// nullSQS answers one SQS JSON 1.0 call.
+func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte) {
+	var in struct {
+		QueueUrl, QueueName, MessageBody string
+		MaxNumberOfMessages              int
+		Entries                          []struct{ Id, MessageBody string }
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		sqsError(w, "InvalidParameterValue", err.Error())
+		return
+	}
+	var out []byte
+	switch action {
+	case "SendMessage":
+		out = append(out, `{"MessageId":"`+nullMessageID+`","MD5OfMessageBody":"`...)
+		out = append(out, md5Hex(in.MessageBody)...)
+		out = append(out, `"}`...)
+	case "SendMessageBatch":
+		out = append(out, `{"Successful":[`...)
+		for i, e := range in.Entries {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, `{"Id":`...)
+			out = appendJSONString(out, e.Id)
+			out = append(out, `,"MessageId":"`+nullMessageID+`","MD5OfMessageBody":"`...)
+			out = append(out, md5Hex(e.MessageBody)...)
+			out = append(out, `"}`...)
+		}
+		out = append(out, `],"Failed":[]}`...)
+	case "ReceiveMessage":
+		n := in.MaxNumberOfMessages
+		if n < 1 || n > 10 {
+			n = 1 // the SQS default
+		}
+		out = cannedReceive[n]
+	case "DeleteMessageBatch", "ChangeMessageVisibilityBatch":
+		out = append(out, `{"Successful":[`...)
+		for i, e := range in.Entries {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, `{"Id":`...)
+			out = appendJSONString(out, e.Id)
+			out = append(out, '}')
+		}
+		out = append(out, `],"Failed":[]}`...)
+	case "CreateQueue", "GetQueueUrl":
+		out, _ = json.Marshal(map[string]string{"QueueUrl": "http://" + r.Host + "/" + nullAccount + "/" + in.QueueName})
+	case "GetQueueAttributes":
+		name := in.QueueUrl[strings.LastIndexByte(in.QueueUrl, '/')+1:]
+		out, _ = json.Marshal(map[string]map[string]string{"Attributes": {
+			"QueueArn":                    "arn:aws:sqs:" + nullRegion + ":" + nullAccount + ":" + name,
+			"ApproximateNumberOfMessages": "0",
+		}})
+	case "ListQueues":
+		out = []byte(`{"QueueUrls":[]}`)
+	case "DeleteMessage", "DeleteQueue", "PurgeQueue", "SetQueueAttributes", "ChangeMessageVisibility", "TagQueue":
+		out = []byte(`{}`)
+	default:
+		sqsError(w, "UnsupportedOperation", "null server does not implement "+action)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.Write(out)
+}
+
+func sqsError(w http.ResponseWriter, code, msg string) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.WriteHeader(http.StatusBadRequest)
+	out, _ := json.Marshal(map[string]string{"__type": "com.amazonaws.sqs#" + code, "message": msg})
+	w.Write(out)
+}
+
+// nullSNS answers one SNS Query call with an XML response.
+func nullSNS(w http.ResponseWriter, r *http.Request, body []byte) {
+	form, err := parseForm(body)
+	if err != nil {
+		snsError(w, "InvalidParameter", err.Error())
+		return
+	}
+	action := form.get("Action")
+	var result string // inner XML of <ActionResult>
+	switch action {
+	case "Publish":
+		result = "<MessageId>" + nullMessageID + "</MessageId>"
+	case "CreateTopic":
+		result = "<TopicArn>" + xmlText("arn:aws:sns:"+nullRegion+":"+nullAccount+":"+form.get("Name")) + "</TopicArn>"
+	case "Subscribe":
+		result = "<SubscriptionArn>" + xmlText(form.get("TopicArn")+":"+nullMessageID) + "</SubscriptionArn>"
+	case "DeleteTopic", "Unsubscribe", "SetSubscriptionAttributes", "SetTopicAttributes":
+	default:
+		snsError(w, "InvalidAction", "null server does not implement "+action)
+		return
+	}
+	w.Header().Set("Content-Type", "text/xml")
+	fmt.Fprintf(w, `<%sResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><%sResult>%s</%sResult>`+
+		`<ResponseMetadata><RequestId>%s</RequestId></ResponseMetadata></%sResponse>`,
+		action, action, result, action, nullMessageID, action)
+}
+
+func snsError(w http.ResponseWriter, code, msg string) {
+	w.Header().Set("Content-Type", "text/xml")
+	w.WriteHeader(http.StatusBadRequest)
+	fmt.Fprintf(w, `<ErrorResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><Error><Type>Sender</Type>`+
+		`<Code>%s</Code><Message>%s</Message></Error><RequestId>%s</RequestId></ErrorResponse>`,
+		code, xmlText(msg), nullMessageID)
+}
+
+func xmlText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// formValues is a parsed form body; only the first value of a key matters.
+type formValues map[string]string
+
+func (f formValues) get(k string) string { return f[k] }
+
+// parseForm decodes an x-www-form-urlencoded body, skipping keys the null
+// server never reads so Publish stays cheap.
+func parseForm(body []byte) (formValues, error) {
+	f := formValues{}
+	for s := string(body); s != ""; {
+		var kv string
+		kv, s, _ = strings.Cut(s, "&")
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "Action", "Name", "TopicArn":
+		default:
+			continue
+		}
+		v, err := urlUnescape(v)
+		if err != nil {
+			return nil, err
+		}
+		f[k] = v
+	}
+	return f, nil
+}
+
+// urlUnescape decodes a form value ("+" is a space).
+func urlUnescape(s string) (string, error) {
+	if !strings.ContainsAny(s, "%+") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '+':
+			b.WriteByte(' ')
+		case '%':
+			if i+2 >= len(s) {
+				return "", errors.New("bad %-escape in form")
+			}
+			hi, lo := unhex(s[i+1]), unhex(s[i+2])
+			if hi < 0 || lo < 0 {
+				return "", errors.New("bad %-escape in form")
+			}
+			b.WriteByte(byte(hi<<4 | lo))
+			i += 2
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), nil
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// serveNull runs the null server on addr until SIGTERM or SIGINT. It is the
+// hidden --serve-null mode, so the null target is a subprocess exactly like
+// fanout and its CPU can be read the same way.
+func serveNull(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: nullHandler(), ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutCtx)
+}

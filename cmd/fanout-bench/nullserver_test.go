@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+func newNullServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(nullHandler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestNullServerAcceptedBySDK drives the null server through the real
+// aws-sdk-go-v2 clients, whose MD5 validation would fail on a wrong digest.
+func TestNullServerAcceptedBySDK(t *testing.T) {
+	srv := newNullServer(t)
+	ctx := context.Background()
+	c := newSDKClient(srv.URL, newHTTPClient(2))
+
+	q, arn, err := c.createQueue(ctx, "q1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(q, "/000000000000/q1") || arn != "arn:aws:sqs:us-east-1:000000000000:q1" {
+		t.Fatalf("queue url %q arn %q", q, arn)
+	}
+	body := "hello \"null\" ☃\n" + payload(1000)
+	out, err := c.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: &body})
+	if err != nil {
+		t.Fatalf("SendMessage: %v", err)
+	}
+	if aws.ToString(out.MD5OfMessageBody) != md5Hex(body) {
+		t.Fatalf("MD5 %q", aws.ToString(out.MD5OfMessageBody))
+	}
+	es := batchOf(10, 300)
+	es[3].body = "different"
+	if err := c.sendMessageBatch(ctx, q, es); err != nil {
+		t.Fatalf("SendMessageBatch: %v", err)
+	}
+	for n := 1; n <= 10; n++ {
+		msgs, err := c.receiveMessage(ctx, q, n, 0)
+		if err != nil {
+			t.Fatalf("ReceiveMessage(%d): %v", n, err)
+		}
+		if len(msgs) != n {
+			t.Fatalf("ReceiveMessage(%d) returned %d messages", n, len(msgs))
+		}
+		if err := c.deleteMessageBatch(ctx, q, receipts(msgs)); err != nil {
+			t.Fatalf("DeleteMessageBatch: %v", err)
+		}
+	}
+	if err := c.deleteQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+
+	topic, err := c.createTopic(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topic != "arn:aws:sns:us-east-1:000000000000:t1" {
+		t.Fatalf("topic arn %q", topic)
+	}
+	if err := c.subscribeQueue(ctx, topic, arn); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.publish(ctx, topic, "hi & <bye>"); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if err := c.deleteTopic(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSDKRejectsWrongMD5 shows the SDK's check is live, so the test above
+// means something: a response with a wrong digest must fail.
+func TestSDKRejectsWrongMD5(t *testing.T) {
+	inner := nullHandler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		inner.ServeHTTP(rec, r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(bytes.ReplaceAll(rec.Body.Bytes(), []byte(md5Hex("x")), []byte(md5Hex("y"))))
+	}))
+	defer srv.Close()
+	c := newSDKClient(srv.URL, newHTTPClient(1))
+	q := srv.URL + "/000000000000/q"
+	err := c.sendMessage(context.Background(), q, entry{body: "x"})
+	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "checksum") {
+		t.Fatalf("want checksum error, got %v", err)
+	}
+}
+
+func TestNullServerRawClient(t *testing.T) {
+	srv := newNullServer(t)
+	ctx := context.Background()
+	c := &rawClient{hc: newHTTPClient(2), endpoint: srv.URL}
+	q := srv.URL + "/000000000000/q.fifo"
+	if err := c.sendMessage(ctx, q, entry{body: "a", groupID: "g", dedupID: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.sendMessageBatch(ctx, q, batchOf(10, 10)); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := c.receiveMessage(ctx, q, 10, 0)
+	if err != nil || len(msgs) != 10 {
+		t.Fatalf("receive: %d, %v", len(msgs), err)
+	}
+	if err := c.deleteMessageBatch(ctx, q, receipts(msgs)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.publish(ctx, "arn:aws:sns:us-east-1:000000000000:t", "m&m=1"); err != nil {
+		t.Fatal(err)
+	}
+	// Malformed requests are errors, not canned successes.
+	if _, err := c.sqsCall(ctx, "SendMessage", []byte("{bad json")); err == nil {
+		t.Fatal("bad JSON accepted")
+	}
+	resp, err := http.Get(srv.URL + "/_fanout/health")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("health: %v %v", resp, err)
+	}
+	resp.Body.Close()
+}
+
+func TestAppendJSONString(t *testing.T) {
+	for _, s := range []string{"", "plain", `q"b\s`, "ctl\x00\x1f\t\r\n", "uni ☃ é", "bad \xff utf8", "<&>"} {
+		var got string
+		if err := json.Unmarshal(appendJSONString(nil, s), &got); err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		want, _ := json.Marshal(s)
+		var wantS string
+		json.Unmarshal(want, &wantS)
+		if got != wantS {
+			t.Errorf("%q round-trips to %q, want %q", s, got, wantS)
+		}
+	}
+}
+
+func TestStamp(t *testing.T) {
+	pad := payload(100)
+	before := time.Now()
+	b := stampedBody(pad)
+	if len(b) != 100 {
+		t.Fatalf("stamped body has %d bytes", len(b))
+	}
+	ts, ok := stampOf(b)
+	if !ok || ts.Before(before.Truncate(time.Nanosecond)) || ts.After(time.Now()) {
+		t.Fatalf("stamp %v ok=%v", ts, ok)
+	}
+	env, _ := json.Marshal(map[string]string{"Type": "Notification", "Message": b})
+	if ts2, ok := stampOf(string(env)); !ok || !ts2.Equal(ts) {
+		t.Fatalf("envelope stamp %v ok=%v", ts2, ok)
+	}
+	if _, ok := stampOf("null message 1"); ok {
+		t.Fatal("unstamped body parsed")
+	}
+}
+
+// TestScenariosAgainstNull runs every scenario briefly with both client kinds
+// against an in-process null server.
+func TestScenariosAgainstNull(t *testing.T) {
+	srv := newNullServer(t)
+	cfg := &config{clients: 3, duration: 150 * time.Millisecond, warmup: 30 * time.Millisecond,
+		size: 256, queued: 500, groups: []int{1, 7}, subs: []int{2}}
+	for _, s := range scenarios {
+		cfg.scenarios = append(cfg.scenarios, s.name)
+	}
+	tgt := &target{name: "null", endpoint: srv.URL}
+	hc := newHTTPClient(cfg.clients)
+	sdk := newSDKClient(srv.URL, hc)
+	raw := &rawClient{hc: hc, endpoint: srv.URL}
+	for _, v := range cfg.variants() {
+		for kind, dp := range map[string]dataPlane{kindSDK: sdk, kindHTTP: raw} {
+			e := &env{cfg: cfg, tgt: tgt, kind: kind, dp: dp, ctl: sdk, fill: raw, prefix: "t-" + queueSafe(v.name), param: v.param}
+			res, err := runOne(context.Background(), v, e)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", v.name, kind, err)
+			}
+			p := res.Ops[v.sc.primary]
+			if p == nil || p.calls == 0 || p.messages == 0 {
+				t.Fatalf("%s/%s: no %s calls: %+v", v.name, kind, v.sc.primary, res.Ops)
+			}
+			for op, st := range res.Ops {
+				if st.errors > 0 {
+					t.Errorf("%s/%s: %s: %d errors, first: %s", v.name, kind, op, st.errors, st.firstErr)
+				}
+			}
+			if res.ServerCPU != -1 {
+				t.Errorf("in-process target should have no server CPU figure")
+			}
+		}
+	}
+	if got := len(cfg.variants()); got != 6 {
+		t.Errorf("%d variants, want 6", got)
+	}
+}

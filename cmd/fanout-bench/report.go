@@ -1,0 +1,340 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"time"
+)
+
+// opOrder fixes the row order within a run: the primary op comes first, then
+// these, then anything else alphabetically.
+var opOrder = []string{"send", "send-batch", "publish", "receive", "delete", "e2e"}
+
+func sortedOps(r *result) []string {
+	ops := make([]string, 0, len(r.Ops))
+	for op := range r.Ops {
+		ops = append(ops, op)
+	}
+	rank := func(op string) int {
+		if op == r.Primary {
+			return -1
+		}
+		if i := slices.Index(opOrder, op); i >= 0 {
+			return i
+		}
+		return len(opOrder)
+	}
+	sort.Slice(ops, func(i, j int) bool {
+		ri, rj := rank(ops[i]), rank(ops[j])
+		if ri != rj {
+			return ri < rj
+		}
+		return ops[i] < ops[j]
+	})
+	return ops
+}
+
+// opFigures are the per-op numbers of one run.
+type opFigures struct {
+	CallsPerSec float64 `json:"calls_per_sec"`
+	MsgsPerSec  float64 `json:"msgs_per_sec"`
+	P50us       float64 `json:"p50_us"`
+	P99us       float64 `json:"p99_us"`
+	// Server and client CPU per primary call and message; only on the
+	// primary op, and server CPU only for targets this tool started.
+	SrvUsPerCall float64 `json:"server_cpu_us_per_call,omitempty"`
+	SrvUsPerMsg  float64 `json:"server_cpu_us_per_msg,omitempty"`
+	CliUsPerCall float64 `json:"client_cpu_us_per_call,omitempty"`
+}
+
+func figures(r *result, op string) opFigures {
+	st := r.Ops[op]
+	secs := r.Elapsed.Seconds()
+	f := opFigures{
+		CallsPerSec: float64(st.calls) / secs,
+		MsgsPerSec:  float64(st.messages) / secs,
+		P50us:       us(st.lat.percentile(0.50)),
+		P99us:       us(st.lat.percentile(0.99)),
+	}
+	if op == r.Primary {
+		if st.calls > 0 {
+			f.CliUsPerCall = us(r.ClientCPU) / float64(st.calls)
+			if r.ServerCPU >= 0 {
+				f.SrvUsPerCall = us(r.ServerCPU) / float64(st.calls)
+			}
+		}
+		if st.messages > 0 && r.ServerCPU >= 0 {
+			f.SrvUsPerMsg = us(r.ServerCPU) / float64(st.messages)
+		}
+	}
+	return f
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+const rowFormat = "%-7s %-4s %-26s %-10s %10s %10s %9s %9s %7s %10s %10s %10s\n"
+
+func printHeader(w io.Writer) {
+	fmt.Fprintf(w, rowFormat, "target", "cli", "scenario", "op", "calls/s", "msgs/s", "p50", "p99", "errors",
+		"srvµs/call", "srvµs/msg", "cliµs/call")
+}
+
+// printRun prints one row per op of a run, then its notes and errors.
+func printRun(w io.Writer, r *result) {
+	tname := r.Target
+	if len(tname) > 7 {
+		tname = "url"
+	}
+	for _, op := range sortedOps(r) {
+		st := r.Ops[op]
+		f := figures(r, op)
+		calls := num(f.CallsPerSec)
+		if op == "e2e" {
+			calls = "-" // samples, not calls
+		}
+		fmt.Fprintf(w, rowFormat, tname, r.Client, r.Scenario, op, calls, num(f.MsgsPerSec),
+			dur(st.lat.percentile(0.50), st.lat.count()), dur(st.lat.percentile(0.99), st.lat.count()),
+			fmt.Sprint(st.errors), cpu(f.SrvUsPerCall), cpu(f.SrvUsPerMsg), cpu(f.CliUsPerCall))
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "        note: %s\n", n)
+	}
+	if r.RSSAfter > 0 && r.Prefilled {
+		fmt.Fprintf(w, "        note: server RSS %.1f MiB before pre-fill, %.1f MiB after\n",
+			float64(r.RSSBefore)/1024, float64(r.RSSAfter)/1024)
+	}
+	for _, op := range sortedOps(r) {
+		if st := r.Ops[op]; st.firstErr != "" {
+			fmt.Fprintf(w, "        %s error (%d): %s\n", op, st.errors, st.firstErr)
+		}
+	}
+}
+
+func num(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 100:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func cpu(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func dur(d time.Duration, n uint64) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmtUs(us(d))
+}
+
+func fmtUs(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fs", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.2fms", v/1e3)
+	}
+	return fmt.Sprintf("%.0fµs", v)
+}
+
+// summaryRow is the median over rounds of one op for one scenario, client
+// kind and target; Target "fanout/null" rows hold ratios of those medians.
+type summaryRow struct {
+	Scenario string `json:"scenario"`
+	Client   string `json:"client"`
+	Op       string `json:"op"`
+	Target   string `json:"target"`
+	Rounds   int    `json:"rounds"`
+	opFigures
+}
+
+func summarize(results []*result, targets []string) []summaryRow {
+	type key struct{ scenario, client, op string }
+	var keys []key
+	byKey := map[key]map[string][]opFigures{}
+	for _, r := range results {
+		for _, op := range sortedOps(r) {
+			k := key{r.Scenario, r.Client, op}
+			if byKey[k] == nil {
+				byKey[k] = map[string][]opFigures{}
+				keys = append(keys, k)
+			}
+			byKey[k][r.Target] = append(byKey[k][r.Target], figures(r, op))
+		}
+	}
+	var rows []summaryRow
+	for _, k := range keys {
+		med := map[string]opFigures{}
+		for _, t := range targets {
+			fs := byKey[k][t]
+			if len(fs) == 0 {
+				continue
+			}
+			m := medianFigures(fs)
+			med[t] = m
+			rows = append(rows, summaryRow{k.scenario, k.client, k.op, t, len(fs), m})
+		}
+		a, okA := med["fanout"]
+		b, okB := med["null"]
+		if okA && okB {
+			rows = append(rows, summaryRow{k.scenario, k.client, k.op, "fanout/null", 0, opFigures{
+				CallsPerSec:  ratio(a.CallsPerSec, b.CallsPerSec),
+				MsgsPerSec:   ratio(a.MsgsPerSec, b.MsgsPerSec),
+				P50us:        ratio(a.P50us, b.P50us),
+				P99us:        ratio(a.P99us, b.P99us),
+				SrvUsPerCall: ratio(a.SrvUsPerCall, b.SrvUsPerCall),
+				SrvUsPerMsg:  ratio(a.SrvUsPerMsg, b.SrvUsPerMsg),
+				CliUsPerCall: ratio(a.CliUsPerCall, b.CliUsPerCall),
+			}})
+		}
+	}
+	return rows
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// medianFigures takes the median of each figure independently.
+func medianFigures(fs []opFigures) opFigures {
+	m := func(get func(opFigures) float64) float64 {
+		vs := make([]float64, len(fs))
+		for i, f := range fs {
+			vs[i] = get(f)
+		}
+		return median(vs)
+	}
+	return opFigures{
+		CallsPerSec:  m(func(f opFigures) float64 { return f.CallsPerSec }),
+		MsgsPerSec:   m(func(f opFigures) float64 { return f.MsgsPerSec }),
+		P50us:        m(func(f opFigures) float64 { return f.P50us }),
+		P99us:        m(func(f opFigures) float64 { return f.P99us }),
+		SrvUsPerCall: m(func(f opFigures) float64 { return f.SrvUsPerCall }),
+		SrvUsPerMsg:  m(func(f opFigures) float64 { return f.SrvUsPerMsg }),
+		CliUsPerCall: m(func(f opFigures) float64 { return f.CliUsPerCall }),
+	}
+}
+
+// median of vs (the mean of the middle two for an even count); vs is sorted
+// in place.
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	sort.Float64s(vs)
+	n := len(vs)
+	if n%2 == 1 {
+		return vs[n/2]
+	}
+	return (vs[n/2-1] + vs[n/2]) / 2
+}
+
+func printSummary(w io.Writer, rows []summaryRow, rounds int) {
+	fmt.Fprintf(w, "\nmedians over %d round(s); ratio rows are fanout/null (calls/s above 1 = fanout faster; p50, p99, CPU above 1 = fanout costlier)\n", rounds)
+	const f = "%-26s %-4s %-10s %-11s %10s %10s %9s %9s %10s %10s %10s\n"
+	fmt.Fprintf(w, f, "scenario", "cli", "op", "target", "calls/s", "msgs/s", "p50", "p99", "srvµs/call", "srvµs/msg", "cliµs/call")
+	for _, r := range rows {
+		if r.Target == "fanout/null" {
+			x := func(v float64) string {
+				if v == 0 {
+					return "-"
+				}
+				return fmt.Sprintf("%.2fx", v)
+			}
+			calls := x(r.CallsPerSec)
+			if r.Op == "e2e" {
+				calls = "-"
+			}
+			fmt.Fprintf(w, f, r.Scenario, r.Client, r.Op, "fanout/null", calls, x(r.MsgsPerSec), x(r.P50us), x(r.P99us),
+				x(r.SrvUsPerCall), x(r.SrvUsPerMsg), x(r.CliUsPerCall))
+			continue
+		}
+		tname := r.Target
+		if len(tname) > 11 {
+			tname = "url"
+		}
+		calls := num(r.CallsPerSec)
+		if r.Op == "e2e" {
+			calls = "-"
+		}
+		lat := func(v float64) string {
+			if v == 0 {
+				return "-"
+			}
+			return fmtUs(v)
+		}
+		fmt.Fprintf(w, f, r.Scenario, r.Client, r.Op, tname, calls, num(r.MsgsPerSec), lat(r.P50us), lat(r.P99us),
+			cpu(r.SrvUsPerCall), cpu(r.SrvUsPerMsg), cpu(r.CliUsPerCall))
+	}
+}
+
+// jsonOp and jsonRun are the machine-readable form of a run.
+type jsonOp struct {
+	Op         string  `json:"op"`
+	Calls      uint64  `json:"calls"`
+	Messages   uint64  `json:"messages"`
+	Errors     uint64  `json:"errors"`
+	FirstError string  `json:"first_error,omitempty"`
+	MeanUs     float64 `json:"mean_us"`
+	MaxUs      float64 `json:"max_us"`
+	opFigures
+}
+
+type jsonRun struct {
+	Scenario     string   `json:"scenario"`
+	Client       string   `json:"client"`
+	Target       string   `json:"target"`
+	Round        int      `json:"round"`
+	Primary      string   `json:"primary_op"`
+	ElapsedSec   float64  `json:"elapsed_sec"`
+	ServerCPUSec *float64 `json:"server_cpu_sec,omitempty"`
+	ClientCPUSec float64  `json:"client_cpu_sec"`
+	RSSBeforeKiB int64    `json:"server_rss_before_kib,omitempty"`
+	RSSAfterKiB  int64    `json:"server_rss_after_setup_kib,omitempty"`
+	Notes        []string `json:"notes,omitempty"`
+	Ops          []jsonOp `json:"ops"`
+}
+
+func jsonReport(cfg *config, results []*result, sum []summaryRow) any {
+	runs := make([]jsonRun, 0, len(results))
+	for _, r := range results {
+		jr := jsonRun{
+			Scenario: r.Scenario, Client: r.Client, Target: r.Target, Round: r.Round, Primary: r.Primary,
+			ElapsedSec: r.Elapsed.Seconds(), ClientCPUSec: r.ClientCPU.Seconds(),
+			RSSBeforeKiB: r.RSSBefore, RSSAfterKiB: r.RSSAfter, Notes: r.Notes,
+		}
+		if r.ServerCPU >= 0 {
+			s := r.ServerCPU.Seconds()
+			jr.ServerCPUSec = &s
+		}
+		for _, op := range sortedOps(r) {
+			st := r.Ops[op]
+			jr.Ops = append(jr.Ops, jsonOp{
+				Op: op, Calls: st.calls, Messages: st.messages, Errors: st.errors, FirstError: st.firstErr,
+				MeanUs: us(st.lat.mean()), MaxUs: us(time.Duration(st.lat.max)), opFigures: figures(r, op),
+			})
+		}
+		runs = append(runs, jr)
+	}
+	return map[string]any{
+		"config": map[string]any{
+			"clients": cfg.clients, "duration_sec": cfg.duration.Seconds(), "warmup_sec": cfg.warmup.Seconds(),
+			"size": cfg.size, "queued": cfg.queued, "rounds": cfg.rounds, "targets": cfg.targets,
+			"client_kinds": cfg.clientKinds,
+		},
+		"runs":    runs,
+		"summary": sum,
+	}
+}

@@ -1,0 +1,386 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// scenario is one named workload. To add one, write a prepare function and
+// list it in scenarios; prepare does the untimed setup (queues, pre-fill) and
+// returns the step that workers repeat, timing each call with w.do.
+type scenario struct {
+	name    string
+	doc     string
+	primary string // op that calls/s, messages/s and server CPU per call refer to
+	param   string // flag whose comma list expands into variants, or ""
+	prepare func(ctx context.Context, e *env) (*workload, error)
+}
+
+var scenarios = []*scenario{
+	{
+		name: "send", primary: "send", prepare: prepareSend,
+		doc: "SendMessage of one --size body to a standard queue",
+	},
+	{
+		name: "send-batch", primary: "send-batch", prepare: prepareSendBatch,
+		doc: "SendMessageBatch of 10 --size bodies to a standard queue",
+	},
+	{
+		name: "drain", primary: "receive", prepare: prepareDrain,
+		doc: "pre-fill --queued messages (untimed), then ReceiveMessage(10) + DeleteMessageBatch until the queue is empty, --queued are drained or time is up",
+	},
+	{
+		name: "fifo-send-receive", primary: "send", param: "groups", prepare: prepareFIFO,
+		doc: "half the clients SendMessage to a FIFO queue spread over --groups groups, the rest long-poll ReceiveMessage + DeleteMessageBatch; e2e is send-to-receive latency",
+	},
+	{
+		name: "publish", primary: "publish", param: "subs", prepare: preparePublish,
+		doc: "SNS Publish to a topic with --subs raw-delivery SQS subscriptions; separate receivers (at least one per queue, about --clients in all) drain the queues and sample e2e publish-to-receivable latency",
+	},
+}
+
+func findScenario(name string) *scenario {
+	for _, s := range scenarios {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// variant is a scenario with its parameter fixed, e.g. publish/subs=3.
+type variant struct {
+	name  string
+	sc    *scenario
+	param int
+}
+
+// newQueue creates a queue for this run and schedules its deletion.
+func (e *env) newQueue(ctx context.Context, suffix string, fifo bool) (queueURL, arn string, err error) {
+	name := e.prefix + suffix
+	if fifo {
+		name += ".fifo"
+	}
+	queueURL, arn, err = e.ctl.createQueue(ctx, name, fifo)
+	if err != nil {
+		return "", "", err
+	}
+	e.cleanups = append(e.cleanups, func(ctx context.Context) error { return e.ctl.deleteQueue(ctx, queueURL) })
+	return queueURL, arn, nil
+}
+
+// payload returns a body of exactly size bytes of plain ASCII.
+func payload(size int) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	return strings.Repeat(alphabet, size/len(alphabet)+1)[:max(size, 1)]
+}
+
+// stampedBody returns a body of about size bytes starting with the current
+// wall-clock time, so a receiver can compute end-to-end latency.
+func stampedBody(pad string) string {
+	var b [32]byte
+	s := strconv.AppendInt(append(b[:0], "ts="...), time.Now().UnixNano(), 10)
+	s = append(s, ';')
+	if len(s) >= len(pad) {
+		return string(s)
+	}
+	return string(s) + pad[len(s):]
+}
+
+// stampOf extracts the send time from a stamped body, also when the body is
+// an SNS JSON envelope (a server that ignores RawMessageDelivery).
+func stampOf(body string) (time.Time, bool) {
+	if strings.HasPrefix(body, "{") {
+		var env struct{ Message string }
+		if json.Unmarshal([]byte(body), &env) != nil {
+			return time.Time{}, false
+		}
+		body = env.Message
+	}
+	rest, ok := strings.CutPrefix(body, "ts=")
+	if !ok {
+		return time.Time{}, false
+	}
+	num, _, ok := strings.Cut(rest, ";")
+	if !ok {
+		return time.Time{}, false
+	}
+	ns, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, ns), true
+}
+
+func prepareSend(ctx context.Context, e *env) (*workload, error) {
+	q, _, err := e.newQueue(ctx, "", false)
+	if err != nil {
+		return nil, err
+	}
+	m := entry{body: payload(e.cfg.size)}
+	return &workload{step: func(ctx context.Context, w *worker) error {
+		return w.do("send", func() (int, error) { return 1, e.dp.sendMessage(ctx, q, m) })
+	}}, nil
+}
+
+// batchOf returns n copies of one body as batch entries.
+func batchOf(n, size int) []entry {
+	es := make([]entry, n)
+	for i := range es {
+		es[i].body = payload(size)
+	}
+	return es
+}
+
+func prepareSendBatch(ctx context.Context, e *env) (*workload, error) {
+	q, _, err := e.newQueue(ctx, "", false)
+	if err != nil {
+		return nil, err
+	}
+	es := batchOf(10, e.cfg.size)
+	return &workload{step: func(ctx context.Context, w *worker) error {
+		return w.do("send-batch", func() (int, error) { return len(es), e.dp.sendMessageBatch(ctx, q, es) })
+	}}, nil
+}
+
+func prepareDrain(ctx context.Context, e *env) (*workload, error) {
+	q, _, err := e.newQueue(ctx, "", false)
+	if err != nil {
+		return nil, err
+	}
+	if err := prefill(ctx, e, q, e.cfg.queued); err != nil {
+		return nil, err
+	}
+	target := int64(e.cfg.queued)
+	return &workload{step: func(ctx context.Context, w *worker) error {
+		var msgs []message
+		err := w.do("receive", func() (int, error) {
+			var err error
+			msgs, err = e.dp.receiveMessage(ctx, q, 10, 0)
+			return len(msgs), err
+		})
+		if err != nil {
+			return err
+		}
+		if len(msgs) == 0 {
+			// A short poll may miss messages held by other workers;
+			// several empties in a row mean the queue is drained.
+			if w.misses++; w.misses >= 3 {
+				return errStop
+			}
+			return nil
+		}
+		w.misses = 0
+		handles := receipts(msgs)
+		if err := w.do("delete", func() (int, error) { return len(handles), e.dp.deleteMessageBatch(ctx, q, handles) }); err != nil {
+			return err
+		}
+		if w.ph.count.Add(int64(len(msgs))) >= target {
+			return errStop
+		}
+		return nil
+	}}, nil
+}
+
+func receipts(msgs []message) []string {
+	hs := make([]string, len(msgs))
+	for i, m := range msgs {
+		hs[i] = m.receiptHandle
+	}
+	return hs
+}
+
+// prefill puts n messages on q with batch sends from --clients goroutines,
+// untimed, printing progress for big fills.
+func prefill(ctx context.Context, e *env, q string, n int) error {
+	es := batchOf(10, e.cfg.size)
+	var next, done atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	start := time.Now()
+	progress := time.NewTicker(5 * time.Second)
+	defer progress.Stop()
+	finished := make(chan struct{})
+	for range e.cfg.clients {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				from := next.Add(10) - 10
+				if from >= int64(n) {
+					return
+				}
+				batch := es[:min(10, int64(n)-from)]
+				if err := e.fill.sendMessageBatch(ctx, q, batch); err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+				done.Add(int64(len(batch)))
+			}
+		})
+	}
+	go func() { wg.Wait(); close(finished) }()
+	for {
+		select {
+		case <-finished:
+			if firstErr != nil {
+				return fmt.Errorf("pre-fill: %w", firstErr)
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			e.prefilled = true
+			e.notes = append(e.notes, fmt.Sprintf("pre-filled %d messages in %.1fs", n, time.Since(start).Seconds()))
+			return nil
+		case <-progress.C:
+			fmt.Fprintf(os.Stderr, "  pre-fill: %d/%d messages\n", done.Load(), n)
+		}
+	}
+}
+
+// feed tracks how many messages a queue is owed, so receivers only ask for
+// messages producers actually sent. The null server always has messages;
+// with this it sees the same receive traffic a real queue would cause.
+type feed struct {
+	sent     *atomic.Int64 // shared by all feeds of one producer set
+	received atomic.Int64
+	kick     chan struct{} // wakes a receiver waiting for messages
+}
+
+func newFeeds(n int) []*feed {
+	sent := new(atomic.Int64)
+	fs := make([]*feed, n)
+	for i := range fs {
+		fs[i] = &feed{sent: sent, kick: make(chan struct{}, 1)}
+	}
+	return fs
+}
+
+// produced records n more messages for every feed and wakes their receivers.
+func produced(fs []*feed, n int) {
+	fs[0].sent.Add(int64(n))
+	for _, f := range fs {
+		select {
+		case f.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// receiveLoop long-polls q for what f is owed, deletes what it gets and
+// samples e2e latency from stamped bodies sent during this phase. It returns
+// when the phase ends.
+func receiveLoop(ctx context.Context, w *worker, dp dataPlane, q string, f *feed) {
+	stop := w.ph.stop
+	for stop.Err() == nil {
+		owed := f.sent.Load() - f.received.Load()
+		if owed <= 0 {
+			select {
+			case <-f.kick:
+			case <-stop.Done():
+			}
+			continue
+		}
+		var msgs []message
+		err := w.do("receive", func() (int, error) {
+			var err error
+			msgs, err = dp.receiveMessage(stop, q, int(min(owed, 10)), 1)
+			return len(msgs), err
+		})
+		if err != nil {
+			if stop.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			continue
+		}
+		if len(msgs) == 0 {
+			continue
+		}
+		now := time.Now()
+		f.received.Add(int64(len(msgs)))
+		for _, m := range msgs {
+			// Messages left over from the warm-up would overstate latency.
+			if ts, ok := stampOf(m.body); ok && !ts.Before(w.ph.start) {
+				w.sample("e2e", now.Sub(ts))
+			}
+		}
+		handles := receipts(msgs)
+		w.do("delete", func() (int, error) { return len(handles), dp.deleteMessageBatch(ctx, q, handles) })
+	}
+}
+
+func prepareFIFO(ctx context.Context, e *env) (*workload, error) {
+	q, _, err := e.newQueue(ctx, "", true)
+	if err != nil {
+		return nil, err
+	}
+	groups := uint64(max(e.param, 1))
+	senders := max(1, e.cfg.clients/2)
+	receivers := max(1, e.cfg.clients-senders)
+	pad := payload(e.cfg.size)
+	fs := newFeeds(1)
+	// Dedup ids must be unique across warm-up and timed phase, hence one
+	// counter for the whole run rather than per worker.
+	var seq atomic.Uint64
+	wl := &workload{workers: senders, step: func(ctx context.Context, w *worker) error {
+		n := seq.Add(1)
+		m := entry{
+			body:    stampedBody(pad),
+			groupID: "g" + strconv.FormatUint(n%groups, 10),
+			dedupID: "d" + strconv.FormatUint(n, 10),
+		}
+		err := w.do("send", func() (int, error) { return 1, e.dp.sendMessage(ctx, q, m) })
+		if err == nil {
+			produced(fs, 1)
+		}
+		return err
+	}}
+	for range receivers {
+		wl.receivers = append(wl.receivers, func(ctx context.Context, w *worker) { receiveLoop(ctx, w, e.dp, q, fs[0]) })
+	}
+	return wl, nil
+}
+
+func preparePublish(ctx context.Context, e *env) (*workload, error) {
+	subs := max(e.param, 1)
+	topic, err := e.ctl.createTopic(ctx, e.prefix)
+	if err != nil {
+		return nil, err
+	}
+	e.cleanups = append(e.cleanups, func(ctx context.Context) error { return e.ctl.deleteTopic(ctx, topic) })
+	fs := newFeeds(subs)
+	perQueue := max(1, (e.cfg.clients+subs-1)/subs)
+	wl := &workload{}
+	for i := range subs {
+		q, arn, err := e.newQueue(ctx, "-"+strconv.Itoa(i), false)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.ctl.subscribeQueue(ctx, topic, arn); err != nil {
+			return nil, err
+		}
+		f := fs[i]
+		// One receiver per queue cannot keep up with --clients publishers
+		// when there are few queues; lagging receivers would report queueing
+		// delay as delivery latency.
+		for range perQueue {
+			wl.receivers = append(wl.receivers, func(ctx context.Context, w *worker) { receiveLoop(ctx, w, e.dp, q, f) })
+		}
+	}
+	pad := payload(e.cfg.size)
+	wl.step = func(ctx context.Context, w *worker) error {
+		body := stampedBody(pad)
+		err := w.do("publish", func() (int, error) { return 1, e.dp.publish(ctx, topic, body) })
+		if err == nil {
+			produced(fs, 1)
+		}
+		return err
+	}
+	return wl, nil
+}
