@@ -58,7 +58,7 @@ func WriteJSONError(w http.ResponseWriter, requestID, namespace string, e *awser
 	h := w.Header()
 	h.Set("Content-Type", ContentJSON10)
 	h.Set(RequestIDHeader, requestID)
-	h.Set("x-amzn-query-error", e.QueryCodeOrCode() + ";" + string(e.FaultOrSender()))
+	h.Set("x-amzn-query-error", e.QueryCodeOrCode()+";"+string(e.FaultOrSender()))
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(e.StatusFor(false))
 	_, _ = w.Write(b)

@@ -1,0 +1,69 @@
+// Command fanout serves an in-memory emulator of Amazon SNS and SQS on one
+// HTTP endpoint, 127.0.0.1:4566 by default.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/fanout/fanout"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "fanout:", err)
+		os.Exit(2)
+	}
+}
+
+// env returns the FANOUT_* variable for a flag, or def.
+func env(name, def string) string {
+	if v, ok := os.LookupEnv("FANOUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))); ok {
+		return v
+	}
+	return def
+}
+
+func envBool(name string) bool {
+	b, _ := strconv.ParseBool(env(name, "false"))
+	return b
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("fanout", flag.ContinueOnError)
+	addr := fs.String("addr", env("addr", "127.0.0.1:4566"), "listen address (FANOUT_ADDR)")
+	region := fs.String("region", env("region", "us-east-1"), "AWS region to emulate (FANOUT_REGION)")
+	account := fs.String("account", env("account", "000000000000"), "AWS account id to emulate (FANOUT_ACCOUNT)")
+	level := fs.String("log-level", env("log-level", "info"), "debug, info, warn or error (FANOUT_LOG_LEVEL)")
+	noRecreate := fs.Bool("no-recreate-wait", envBool("no-recreate-wait"), "allow re-creating a queue within 60 s of deleting it (FANOUT_NO_RECREATE_WAIT)")
+	noPurge := fs.Bool("no-purge-wait", envBool("no-purge-wait"), "allow more than one PurgeQueue per queue every 60 s (FANOUT_NO_PURGE_WAIT)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(*level)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := fanout.Start(ctx, fanout.Options{
+		Addr: *addr, Region: *region, Account: *account, Logger: log,
+		NoRecreateWait: *noRecreate, NoPurgeWait: *noPurge,
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("fanout listening", "endpoint", s.URL(), "region", *region, "account", *account)
+	<-ctx.Done()
+	log.Info("fanout shutting down")
+	return s.Close()
+}

@@ -1,0 +1,141 @@
+// Package fanout is the composition root of the fanout emulator: it wires
+// the SQS (and SNS) engines, their wire protocols and the /_fanout/ admin API
+// into one http.Handler, and can run it on a loopback port for tests.
+package fanout
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/fanout/fanout/internal/admin"
+	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/sqs"
+	sqsapi "github.com/fanout/fanout/sqs/api"
+)
+
+// Options configure a Server. The zero value serves us-east-1, account
+// 000000000000, on the real clock.
+type Options struct {
+	// Addr is where Start listens; default 127.0.0.1:0 (a free port).
+	Addr    string
+	Region  string
+	Account string
+	// Clock is read by every timed behaviour; default the real clock.
+	Clock  clock.Clock
+	Logger *slog.Logger
+	// NoRecreateWait and NoPurgeWait turn off two AWS guard rails that slow
+	// tests down: QueueDeletedRecently and PurgeQueueInProgress.
+	NoRecreateWait bool
+	NoPurgeWait    bool
+}
+
+// Server is one fanout instance.
+type Server struct {
+	opts    Options
+	sqs     *sqs.Engine
+	handler http.Handler
+	started time.Time
+
+	http     *http.Server
+	listener net.Listener
+	done     chan struct{}
+}
+
+// New builds a server without listening.
+func New(opts Options) (*Server, error) {
+	if opts.Region == "" {
+		opts.Region = "us-east-1"
+	}
+	if opts.Account == "" {
+		opts.Account = "000000000000"
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, started: time.Now()}
+	s.sqs = sqs.New(sqs.Options{
+		Clock: opts.Clock, Region: opts.Region, Account: opts.Account,
+		NoRecreateWait: opts.NoRecreateWait, NoPurgeWait: opts.NoPurgeWait,
+	})
+	r := mux.NewRouter()
+	admin.Routes(r, s.started)
+	r.PathPrefix("/").Handler(newDispatcher(sqsapi.New(s.sqs, opts.Logger)))
+	s.handler = r
+	return s, nil
+}
+
+// Handler returns the HTTP handler serving SQS, SNS and /_fanout/.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// SQS returns the SQS engine.
+func (s *Server) SQS() *sqs.Engine { return s.sqs }
+
+// Clock returns the clock the server reads.
+func (s *Server) Clock() clock.Clock { return s.opts.Clock }
+
+// Start builds a server and serves it on opts.Addr (default a free loopback
+// port) until ctx ends or Close is called.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	s, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, err
+	}
+	s.listener = l
+	s.http = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		if err := s.http.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			opts.Logger.Error("serve", "error", err)
+		}
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = s.Close()
+		case <-s.done:
+		}
+	}()
+	return s, nil
+}
+
+// Addr returns the address Start listens on.
+func (s *Server) Addr() string {
+	if s.listener == nil {
+		return ""
+	}
+	return s.listener.Addr().String()
+}
+
+// URL returns the endpoint URL clients use, e.g. http://127.0.0.1:4566.
+func (s *Server) URL() string { return "http://" + s.Addr() }
+
+// Close ends long polls (they return no messages) and stops serving,
+// waiting up to 5 seconds for requests in progress.
+func (s *Server) Close() error {
+	s.sqs.Close()
+	if s.http == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.http.Shutdown(ctx)
+	<-s.done
+	return err
+}

@@ -1,0 +1,169 @@
+// Package api puts the SQS engine on the wire: it decodes each action from
+// AWS JSON 1.0 or the Query protocol, calls the engine and encodes the reply
+// in the same protocol. One file per group of actions; no queue semantics here.
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/internal/awswire"
+	"github.com/fanout/fanout/internal/id"
+	"github.com/fanout/fanout/sqs"
+)
+
+// Namespaces of the two SQS protocols.
+const (
+	jsonNamespace = "com.amazonaws.sqs"
+	xmlNamespace  = "http://queue.amazonaws.com/doc/2012-11-05/"
+	// maxBody bounds what a request may carry: a 1 MiB message, JSON-escaped.
+	maxBody = 8 << 20
+)
+
+// Handler serves SQS.
+type Handler struct {
+	engine *sqs.Engine
+	log    *slog.Logger
+}
+
+// New returns a handler for engine.
+func New(engine *sqs.Engine, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{engine: engine, log: log}
+}
+
+// request is one decoded call.
+type request struct {
+	ctx      context.Context
+	in       input
+	query    bool
+	host     string
+	path     string
+	senderID string
+}
+
+// reply is an action's result, renderable in both protocols. A nil reply is
+// an action without output.
+type reply interface {
+	json() any
+	xml(x *awswire.XMLWriter)
+}
+
+type action func(h *Handler, r *request) (reply, error)
+
+var actions = map[string]action{
+	"CreateQueue":                  (*Handler).createQueue,
+	"DeleteQueue":                  (*Handler).deleteQueue,
+	"GetQueueUrl":                  (*Handler).getQueueURL,
+	"ListQueues":                   (*Handler).listQueues,
+	"GetQueueAttributes":           (*Handler).getQueueAttributes,
+	"SetQueueAttributes":           (*Handler).setQueueAttributes,
+	"PurgeQueue":                   (*Handler).purgeQueue,
+	"TagQueue":                     (*Handler).tagQueue,
+	"UntagQueue":                   (*Handler).untagQueue,
+	"ListQueueTags":                (*Handler).listQueueTags,
+	"AddPermission":                (*Handler).addPermission,
+	"RemovePermission":             (*Handler).removePermission,
+	"ListDeadLetterSourceQueues":   (*Handler).listDeadLetterSourceQueues,
+	"SendMessage":                  (*Handler).sendMessage,
+	"SendMessageBatch":             (*Handler).sendMessageBatch,
+	"ReceiveMessage":               (*Handler).receiveMessage,
+	"DeleteMessage":                (*Handler).deleteMessage,
+	"DeleteMessageBatch":           (*Handler).deleteMessageBatch,
+	"ChangeMessageVisibility":      (*Handler).changeMessageVisibility,
+	"ChangeMessageVisibilityBatch": (*Handler).changeMessageVisibilityBatch,
+}
+
+// IsAction reports whether name is an SQS action, for routing.
+func IsAction(name string) bool { _, ok := actions[name]; return ok }
+
+// ServeJSON serves an AWS JSON 1.0 call; target is the X-Amz-Target action.
+func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
+	rid := id.UUID()
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err != nil {
+		h.fail(w, rid, false, op, sqs.ErrSerialization.New("failed to read the request body"))
+		return
+	}
+	act, ok := actions[op]
+	if !ok {
+		h.fail(w, rid, false, op, sqs.ErrUnknownOperation.New(""))
+		return
+	}
+	if len(body) == 0 {
+		body = []byte("{}")
+	}
+	if !gjson.ValidBytes(body) {
+		h.fail(w, rid, false, op, sqs.ErrSerialization.New("Start of structure or map found where not expected."))
+		return
+	}
+	req := &request{ctx: r.Context(), in: jsonInput{gjson.ParseBytes(body)}, host: r.Host, path: r.URL.Path, senderID: senderID(r)}
+	rep, err := act(h, req)
+	if err != nil {
+		h.fail(w, rid, false, op, err)
+		return
+	}
+	if rep == nil {
+		awswire.WriteJSONBytes(w, rid, []byte("{}"))
+		return
+	}
+	awswire.WriteJSON(w, rid, rep.json())
+}
+
+// ServeQuery serves a Query-protocol call whose parameters are already parsed.
+func (h *Handler) ServeQuery(w http.ResponseWriter, r *http.Request, params url.Values) {
+	rid := id.UUID()
+	op := params.Get("Action")
+	act, ok := actions[op]
+	if !ok {
+		h.fail(w, rid, true, op, sqs.ErrInvalidAction.New("The action %s is not valid for this endpoint.", op))
+		return
+	}
+	req := &request{ctx: r.Context(), in: queryInput{awswire.NewForm(params)}, query: true, host: r.Host, path: r.URL.Path, senderID: senderID(r)}
+	rep, err := act(h, req)
+	if err != nil {
+		h.fail(w, rid, true, op, err)
+		return
+	}
+	var body func(*awswire.XMLWriter)
+	if rep != nil {
+		body = rep.xml
+	}
+	awswire.WriteXML(w, rid, awswire.QueryResponse(op, xmlNamespace, rid, body))
+}
+
+func (h *Handler) fail(w http.ResponseWriter, rid string, query bool, op string, err error) {
+	var ae *awserr.Error
+	if !errors.As(err, &ae) {
+		h.log.Error("internal failure", "request_id", rid, "action", op, "error", err)
+		ae = awserr.Internal.New("An internal error occurred.")
+	}
+	if query {
+		awswire.WriteXMLError(w, rid, xmlNamespace, ae)
+	} else {
+		awswire.WriteJSONError(w, rid, jsonNamespace, ae)
+	}
+}
+
+// senderID is the caller's access key id from its SigV4 Authorization header,
+// the closest an emulator can come to AWS's SenderId.
+func senderID(r *http.Request) string {
+	auth := r.Header.Get("Authorization")
+	if i := strings.Index(auth, "Credential="); i >= 0 {
+		cred := auth[i+len("Credential="):]
+		if j := strings.IndexByte(cred, '/'); j > 0 {
+			return cred[:j]
+		}
+	}
+	return "AIDAIT2UOQQY3AUEKVGXU"
+}

@@ -1,0 +1,352 @@
+package api
+
+import (
+	"encoding/base64"
+
+	"github.com/fanout/fanout/internal/awswire"
+	"github.com/fanout/fanout/sqs"
+)
+
+// sendInput decodes the members SendMessage and a SendMessageBatch entry share.
+func sendInput(in input, senderID string) (sqs.SendInput, error) {
+	delay, err := in.integer("DelaySeconds")
+	if err != nil {
+		return sqs.SendInput{}, err
+	}
+	attrs, err := in.msgAttrs("MessageAttributes", "MessageAttribute")
+	if err != nil {
+		return sqs.SendInput{}, err
+	}
+	sys, err := in.msgAttrs("MessageSystemAttributes", "MessageSystemAttribute")
+	if err != nil {
+		return sqs.SendInput{}, err
+	}
+	return sqs.SendInput{
+		Body:             in.str("MessageBody"),
+		DelaySeconds:     delay,
+		Attributes:       attrs,
+		SystemAttributes: sys,
+		GroupID:          in.str("MessageGroupId"),
+		DeduplicationID:  in.str("MessageDeduplicationId"),
+		SenderID:         senderID,
+	}, nil
+}
+
+type sendReply struct {
+	MD5OfMessageBody             string `json:"MD5OfMessageBody"`
+	MD5OfMessageAttributes       string `json:"MD5OfMessageAttributes,omitempty"`
+	MD5OfMessageSystemAttributes string `json:"MD5OfMessageSystemAttributes,omitempty"`
+	MessageID                    string `json:"MessageId"`
+	SequenceNumber               string `json:"SequenceNumber,omitempty"`
+}
+
+func newSendReply(r sqs.SendResult) sendReply {
+	return sendReply{r.MD5OfBody, r.MD5OfAttrs, r.MD5OfSysAttrs, r.MessageID, r.SequenceNumber}
+}
+
+func (r sendReply) json() any { return r }
+
+func (r sendReply) xml(x *awswire.XMLWriter) {
+	x.Elem("MD5OfMessageBody", r.MD5OfMessageBody)
+	if r.MD5OfMessageAttributes != "" {
+		x.Elem("MD5OfMessageAttributes", r.MD5OfMessageAttributes)
+	}
+	if r.MD5OfMessageSystemAttributes != "" {
+		x.Elem("MD5OfMessageSystemAttributes", r.MD5OfMessageSystemAttributes)
+	}
+	x.Elem("MessageId", r.MessageID)
+	if r.SequenceNumber != "" {
+		x.Elem("SequenceNumber", r.SequenceNumber)
+	}
+}
+
+func (h *Handler) sendMessage(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	in, err := sendInput(r.in, r.senderID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := q.Send(in)
+	if err != nil {
+		return nil, err
+	}
+	return newSendReply(res), nil
+}
+
+type batchError struct {
+	ID          string `json:"Id"`
+	SenderFault bool   `json:"SenderFault"`
+	Code        string `json:"Code"`
+	Message     string `json:"Message,omitempty"`
+}
+
+func batchErrors(fs []sqs.BatchFailure) []batchError {
+	out := make([]batchError, len(fs))
+	for i, f := range fs {
+		out[i] = batchError{f.ID, f.SenderFault, f.Code, f.Message}
+	}
+	return out
+}
+
+func writeBatchErrors(x *awswire.XMLWriter, fs []batchError) {
+	for _, f := range fs {
+		x.Open("BatchResultErrorEntry")
+		x.Elem("Id", f.ID)
+		x.Bool("SenderFault", f.SenderFault)
+		x.Elem("Code", f.Code)
+		if f.Message != "" {
+			x.Elem("Message", f.Message)
+		}
+		x.Close("BatchResultErrorEntry")
+	}
+}
+
+type sendBatchEntry struct {
+	ID string `json:"Id"`
+	sendReply
+}
+
+type sendBatchReply struct {
+	Successful []sendBatchEntry `json:"Successful"`
+	Failed     []batchError     `json:"Failed"`
+}
+
+func (r sendBatchReply) json() any { return r }
+
+func (r sendBatchReply) xml(x *awswire.XMLWriter) {
+	for _, e := range r.Successful {
+		x.Open("SendMessageBatchResultEntry")
+		x.Elem("Id", e.ID)
+		e.sendReply.xml(x)
+		x.Close("SendMessageBatchResultEntry")
+	}
+	writeBatchErrors(x, r.Failed)
+}
+
+func (h *Handler) sendMessageBatch(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	raw := r.in.entries("Entries", "SendMessageBatchRequestEntry")
+	entries := make([]sqs.SendBatchEntry, 0, len(raw))
+	var decodeFailed []sqs.BatchFailure
+	ids := make([]string, len(raw))
+	for i, e := range raw {
+		ids[i] = e.str("Id")
+	}
+	if err := sqs.CheckBatch("SendMessageBatchRequestEntry", ids); err != nil {
+		return nil, err
+	}
+	for _, e := range raw {
+		in, err := sendInput(e, r.senderID)
+		if err != nil {
+			decodeFailed = append(decodeFailed, sqs.Failure(e.str("Id"), err))
+			continue
+		}
+		entries = append(entries, sqs.SendBatchEntry{ID: e.str("Id"), SendInput: in})
+	}
+	ok, failed, err := q.SendBatch(entries)
+	if err != nil {
+		return nil, err
+	}
+	out := sendBatchReply{Successful: make([]sendBatchEntry, len(ok)), Failed: batchErrors(append(decodeFailed, failed...))}
+	for i, s := range ok {
+		out.Successful[i] = sendBatchEntry{s.ID, newSendReply(s.SendResult)}
+	}
+	return out, nil
+}
+
+type receiveReply []sqs.Received
+
+type jsonAttr struct {
+	StringValue string `json:"StringValue,omitempty"`
+	BinaryValue []byte `json:"BinaryValue,omitempty"`
+	DataType    string `json:"DataType"`
+}
+
+type jsonMessage struct {
+	MessageID              string              `json:"MessageId"`
+	ReceiptHandle          string              `json:"ReceiptHandle"`
+	MD5OfBody              string              `json:"MD5OfBody"`
+	Body                   string              `json:"Body"`
+	Attributes             map[string]string   `json:"Attributes,omitempty"`
+	MD5OfMessageAttributes string              `json:"MD5OfMessageAttributes,omitempty"`
+	MessageAttributes      map[string]jsonAttr `json:"MessageAttributes,omitempty"`
+}
+
+func (r receiveReply) json() any {
+	if len(r) == 0 {
+		return struct{}{}
+	}
+	msgs := make([]jsonMessage, len(r))
+	for i, m := range r {
+		j := jsonMessage{MessageID: m.MessageID, ReceiptHandle: m.ReceiptHandle, MD5OfBody: m.MD5OfBody, Body: m.Body, MD5OfMessageAttributes: m.MD5OfAttrs}
+		if len(m.Attributes) > 0 {
+			j.Attributes = make(map[string]string, len(m.Attributes))
+			for _, a := range m.Attributes {
+				j.Attributes[a.Name] = a.Value
+			}
+		}
+		if len(m.MessageAttributes) > 0 {
+			j.MessageAttributes = make(map[string]jsonAttr, len(m.MessageAttributes))
+			for _, a := range m.MessageAttributes {
+				j.MessageAttributes[a.Name] = jsonAttr{a.StringValue, a.BinaryValue, a.DataType}
+			}
+		}
+		msgs[i] = j
+	}
+	return map[string]any{"Messages": msgs}
+}
+
+func (r receiveReply) xml(x *awswire.XMLWriter) {
+	for _, m := range r {
+		x.Open("Message")
+		x.Elem("MessageId", m.MessageID)
+		x.Elem("ReceiptHandle", m.ReceiptHandle)
+		x.Elem("MD5OfBody", m.MD5OfBody)
+		x.Elem("Body", m.Body)
+		for _, a := range m.Attributes {
+			x.Open("Attribute")
+			x.Elem("Name", a.Name)
+			x.Elem("Value", a.Value)
+			x.Close("Attribute")
+		}
+		if m.MD5OfAttrs != "" {
+			x.Elem("MD5OfMessageAttributes", m.MD5OfAttrs)
+		}
+		for _, a := range m.MessageAttributes {
+			x.Open("MessageAttribute")
+			x.Elem("Name", a.Name)
+			x.Open("Value")
+			if a.BinaryValue != nil {
+				x.Elem("BinaryValue", base64.StdEncoding.EncodeToString(a.BinaryValue))
+			} else {
+				x.Elem("StringValue", a.StringValue)
+			}
+			x.Elem("DataType", a.DataType)
+			x.Close("Value")
+			x.Close("MessageAttribute")
+		}
+		x.Close("Message")
+	}
+}
+
+func (h *Handler) receiveMessage(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	var in sqs.ReceiveInput
+	if in.MaxNumberOfMessages, err = r.in.integer("MaxNumberOfMessages"); err != nil {
+		return nil, err
+	}
+	if in.VisibilityTimeout, err = r.in.integer("VisibilityTimeout"); err != nil {
+		return nil, err
+	}
+	if in.WaitTimeSeconds, err = r.in.integer("WaitTimeSeconds"); err != nil {
+		return nil, err
+	}
+	in.SystemAttributeNames = append(r.in.list("AttributeNames", "AttributeName"), r.in.list("MessageSystemAttributeNames", "MessageSystemAttributeName")...)
+	in.MessageAttributeNames = r.in.list("MessageAttributeNames", "MessageAttributeName")
+	in.AttemptID = r.in.str("ReceiveRequestAttemptId")
+	msgs, err := q.Receive(r.ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return receiveReply(msgs), nil
+}
+
+func (h *Handler) deleteMessage(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	return nil, q.Delete(r.in.str("ReceiptHandle"))
+}
+
+func (h *Handler) changeMessageVisibility(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	t, err := r.in.integer("VisibilityTimeout")
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, sqs.ErrMissingParameter.New("The request must contain the parameter VisibilityTimeout.")
+	}
+	return nil, q.ChangeVisibility(r.in.str("ReceiptHandle"), *t)
+}
+
+type idEntry struct {
+	ID string `json:"Id"`
+}
+
+type idBatchReply struct {
+	entry      string       // XML element of a successful entry
+	Successful []idEntry    `json:"Successful"`
+	Failed     []batchError `json:"Failed"`
+}
+
+func (r idBatchReply) json() any { return r }
+
+func (r idBatchReply) xml(x *awswire.XMLWriter) {
+	for _, e := range r.Successful {
+		x.Open(r.entry)
+		x.Elem("Id", e.ID)
+		x.Close(r.entry)
+	}
+	writeBatchErrors(x, r.Failed)
+}
+
+// eachEntry runs do on every entry of a DeleteMessageBatch or
+// ChangeMessageVisibilityBatch, reporting per-entry failures.
+func (h *Handler) eachEntry(r *request, entryName, resultName string, do func(q *sqs.Queue, e input) error) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	raw := r.in.entries("Entries", entryName)
+	ids := make([]string, len(raw))
+	for i, e := range raw {
+		ids[i] = e.str("Id")
+	}
+	if err := sqs.CheckBatch(entryName, ids); err != nil {
+		return nil, err
+	}
+	out := idBatchReply{entry: resultName, Successful: []idEntry{}, Failed: []batchError{}}
+	var failed []sqs.BatchFailure
+	for i, e := range raw {
+		if err := do(q, e); err != nil {
+			failed = append(failed, sqs.Failure(ids[i], err))
+			continue
+		}
+		out.Successful = append(out.Successful, idEntry{ids[i]})
+	}
+	out.Failed = batchErrors(failed)
+	return out, nil
+}
+
+func (h *Handler) deleteMessageBatch(r *request) (reply, error) {
+	return h.eachEntry(r, "DeleteMessageBatchRequestEntry", "DeleteMessageBatchResultEntry", func(q *sqs.Queue, e input) error {
+		return q.Delete(e.str("ReceiptHandle"))
+	})
+}
+
+func (h *Handler) changeMessageVisibilityBatch(r *request) (reply, error) {
+	return h.eachEntry(r, "ChangeMessageVisibilityBatchRequestEntry", "ChangeMessageVisibilityBatchResultEntry", func(q *sqs.Queue, e input) error {
+		t, err := e.integer("VisibilityTimeout")
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			return sqs.ErrMissingParameter.New("The request must contain the parameter VisibilityTimeout.")
+		}
+		return q.ChangeVisibility(e.str("ReceiptHandle"), *t)
+	})
+}

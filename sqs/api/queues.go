@@ -1,0 +1,301 @@
+package api
+
+import (
+	"encoding/base64"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/fanout/fanout/internal/awswire"
+	"github.com/fanout/fanout/sqs"
+)
+
+// queueURL builds the URL a client should use for name, from the host it
+// called us on: http://<host>/<account>/<name>.
+func (h *Handler) queueURL(r *request, name string) string {
+	host := r.host
+	if host == "" {
+		host = "localhost:4566"
+	}
+	return "http://" + host + "/" + h.engine.Account() + "/" + name
+}
+
+// queue resolves the QueueUrl parameter, or for the Query protocol a call
+// POSTed to the queue's own path. Any host is accepted (sqs.<region>.amazonaws.com,
+// localhost.localstack.cloud, ...): the last two path segments are the account
+// and the name; /queue/<region>/<account>/<name> works too.
+func (h *Handler) queue(r *request) (*sqs.Queue, error) {
+	raw := r.in.str("QueueUrl")
+	path := ""
+	switch {
+	case raw != "":
+		u, err := url.Parse(raw)
+		if err != nil || (u.Path == "" && !strings.Contains(raw, "/")) {
+			return nil, sqs.ErrInvalidAddress.New("The address %s is not valid for this endpoint.", raw)
+		}
+		path = u.Path
+	case r.query && strings.Count(strings.Trim(r.path, "/"), "/") >= 1:
+		path = r.path
+	default:
+		return nil, sqs.ErrMissingParameter.New("The request must contain the parameter QueueUrl.")
+	}
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if len(parts) < 2 {
+		return nil, sqs.ErrInvalidAddress.New("The address %s is not valid for this endpoint.", raw)
+	}
+	account, name := parts[len(parts)-2], parts[len(parts)-1]
+	if account != h.engine.Account() {
+		return nil, sqs.QueueDoesNotExist() // a queue of another account does not exist here
+	}
+	return h.engine.Queue(name)
+}
+
+type queueURLReply struct {
+	QueueURL string `json:"QueueUrl"`
+}
+
+func (r queueURLReply) json() any                { return r }
+func (r queueURLReply) xml(x *awswire.XMLWriter) { x.Elem("QueueUrl", r.QueueURL) }
+
+func (h *Handler) createQueue(r *request) (reply, error) {
+	name := r.in.str("QueueName")
+	attrs := r.in.strMap("Attributes", "Attribute", "Name", "Value")
+	tags := r.in.strMap("tags", "Tag", "Key", "Value")
+	q, err := h.engine.CreateQueue(name, attrs, tags)
+	if err != nil {
+		return nil, err
+	}
+	return queueURLReply{h.queueURL(r, q.Name())}, nil
+}
+
+func (h *Handler) deleteQueue(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	return nil, h.engine.DeleteQueue(q.Name())
+}
+
+func (h *Handler) getQueueURL(r *request) (reply, error) {
+	name := r.in.str("QueueName")
+	if name == "" {
+		return nil, sqs.ErrMissingParameter.New("The request must contain the parameter QueueName.")
+	}
+	if owner := r.in.str("QueueOwnerAWSAccountId"); owner != "" && owner != h.engine.Account() {
+		return nil, sqs.QueueDoesNotExist()
+	}
+	q, err := h.engine.Queue(name)
+	if err != nil {
+		return nil, err
+	}
+	return queueURLReply{h.queueURL(r, q.Name())}, nil
+}
+
+type urlListReply struct {
+	jsonKey   string
+	URLs      []string
+	NextToken string
+}
+
+func (r urlListReply) json() any {
+	out := map[string]any{}
+	if len(r.URLs) > 0 {
+		out[r.jsonKey] = r.URLs
+	}
+	if r.NextToken != "" {
+		out["NextToken"] = r.NextToken
+	}
+	return out
+}
+
+func (r urlListReply) xml(x *awswire.XMLWriter) {
+	for _, u := range r.URLs {
+		x.Elem("QueueUrl", u)
+	}
+	if r.NextToken != "" {
+		x.Elem("NextToken", r.NextToken)
+	}
+}
+
+// page applies MaxResults and NextToken to sorted names. The token is the
+// last name of the previous page, opaque to clients.
+func page(names []string, r *request) ([]string, string, error) {
+	max, err := r.in.integer("MaxResults")
+	if err != nil {
+		return nil, "", err
+	}
+	if max != nil && (*max < 1 || *max > 1000) {
+		return nil, "", sqs.ErrInvalidParameterValue.New("Value %d for parameter MaxResults is invalid. Reason: MaxResults must be an integer between 1 and 1000.", *max)
+	}
+	if tok := r.in.str("NextToken"); tok != "" {
+		after, err := base64.RawURLEncoding.DecodeString(tok)
+		if err != nil {
+			return nil, "", sqs.ErrInvalidParameterValue.New("Invalid NextToken value.")
+		}
+		i := sort.SearchStrings(names, string(after)+"\x00")
+		names = names[i:]
+	}
+	limit := 1000
+	if max != nil {
+		limit = *max
+	}
+	next := ""
+	if len(names) > limit {
+		names = names[:limit]
+		if max != nil { // without MaxResults AWS returns up to 1000 and no token
+			next = base64.RawURLEncoding.EncodeToString([]byte(names[limit-1]))
+		}
+	}
+	return names, next, nil
+}
+
+func (h *Handler) listQueues(r *request) (reply, error) {
+	names, next, err := page(h.engine.ListQueues(r.in.str("QueueNamePrefix")), r)
+	if err != nil {
+		return nil, err
+	}
+	out := urlListReply{jsonKey: "QueueUrls", NextToken: next}
+	for _, n := range names {
+		out.URLs = append(out.URLs, h.queueURL(r, n))
+	}
+	return out, nil
+}
+
+func (h *Handler) listDeadLetterSourceQueues(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	all, err := h.engine.DeadLetterSourceQueues(q.Name())
+	if err != nil {
+		return nil, err
+	}
+	names, next, err := page(all, r)
+	if err != nil {
+		return nil, err
+	}
+	out := urlListReply{jsonKey: "queueUrls", NextToken: next}
+	out.URLs = []string{}
+	for _, n := range names {
+		out.URLs = append(out.URLs, h.queueURL(r, n))
+	}
+	return out, nil
+}
+
+type attributesReply []sqs.Attribute
+
+func (r attributesReply) json() any {
+	out := map[string]any{}
+	if len(r) > 0 {
+		m := make(map[string]string, len(r))
+		for _, a := range r {
+			m[a.Name] = a.Value
+		}
+		out["Attributes"] = m
+	}
+	return out
+}
+
+func (r attributesReply) xml(x *awswire.XMLWriter) {
+	for _, a := range r {
+		x.Open("Attribute")
+		x.Elem("Name", a.Name)
+		x.Elem("Value", a.Value)
+		x.Close("Attribute")
+	}
+}
+
+func (h *Handler) getQueueAttributes(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	attrs, err := q.Attributes(r.in.list("AttributeNames", "AttributeName"))
+	if err != nil {
+		return nil, err
+	}
+	return attributesReply(attrs), nil
+}
+
+func (h *Handler) setQueueAttributes(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	attrs := r.in.strMap("Attributes", "Attribute", "Name", "Value")
+	if len(attrs) == 0 {
+		return nil, sqs.ErrMissingParameter.New("The request must contain the parameter Attributes.")
+	}
+	return nil, q.SetAttributes(attrs)
+}
+
+func (h *Handler) purgeQueue(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	return nil, q.Purge()
+}
+
+type tagsReply map[string]string
+
+func (r tagsReply) json() any {
+	if len(r) == 0 {
+		return struct{}{}
+	}
+	return map[string]any{"Tags": map[string]string(r)}
+}
+
+func (r tagsReply) xml(x *awswire.XMLWriter) {
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		x.Open("Tag")
+		x.Elem("Key", k)
+		x.Elem("Value", r[k])
+		x.Close("Tag")
+	}
+}
+
+func (h *Handler) tagQueue(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	return nil, q.Tag(r.in.strMap("Tags", "Tag", "Key", "Value"))
+}
+
+func (h *Handler) untagQueue(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	return nil, q.Untag(r.in.list("TagKeys", "TagKey"))
+}
+
+func (h *Handler) listQueueTags(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	return tagsReply(q.Tags()), nil
+}
+
+func (h *Handler) addPermission(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	return nil, q.AddPermission(r.in.str("Label"), r.in.list("AWSAccountIds", "AWSAccountId"), r.in.list("Actions", "ActionName"))
+}
+
+func (h *Handler) removePermission(r *request) (reply, error) {
+	q, err := h.queue(r)
+	if err != nil {
+		return nil, err
+	}
+	return nil, q.RemovePermission(r.in.str("Label"))
+}

@@ -1,0 +1,104 @@
+package sqs
+
+import (
+	"errors"
+	"regexp"
+
+	"github.com/fanout/fanout/internal/awserr"
+)
+
+// BatchFailure is one failed entry of a batch, reported with HTTP 200.
+type BatchFailure struct {
+	ID          string
+	SenderFault bool
+	Code        string
+	Message     string
+}
+
+// Failure turns an error into a batch failure entry.
+func Failure(id string, err error) BatchFailure {
+	var ae *awserr.Error
+	if !errors.As(err, &ae) {
+		ae = awserr.Internal.New("%v", err)
+	}
+	return BatchFailure{ID: id, SenderFault: ae.FaultOrSender() == awserr.Sender, Code: ae.QueryCodeOrCode(), Message: ae.Message}
+}
+
+var batchIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
+
+// maxBatchBytes is the limit on a SendMessageBatch's bodies and attributes together.
+const maxBatchBytes = 1048576
+
+// CheckBatch applies the rules every batch action shares: 1 to 10 entries,
+// each id 1-80 of [A-Za-z0-9_-], no id twice. entry names the entry type for
+// the empty-batch message, e.g. "SendMessageBatchRequestEntry".
+func CheckBatch(entry string, ids []string) error {
+	if len(ids) == 0 {
+		return ErrEmptyBatchRequest.New("There should be at least one %s in the request.", entry)
+	}
+	if len(ids) > 10 {
+		return ErrTooManyEntries.New("Maximum number of entries per request are 10. You have sent %d.", len(ids))
+	}
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if !batchIDRE.MatchString(id) {
+			return ErrInvalidBatchEntryID.New("A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.")
+		}
+		if seen[id] {
+			return ErrBatchEntryIdsNotDist.New("Id %s repeated.", id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+// SendBatchEntry is one entry of SendMessageBatch.
+type SendBatchEntry struct {
+	ID string
+	SendInput
+}
+
+// SendBatchResult is one successful entry of SendMessageBatch.
+type SendBatchResult struct {
+	ID string
+	SendResult
+}
+
+// SendBatch sends up to 10 messages; entries that fail validation are
+// reported in failed while the others are sent.
+func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, failed []BatchFailure, err error) {
+	ids := make([]string, len(entries))
+	total := 0
+	for i, e := range entries {
+		ids[i] = e.ID
+		total += len(e.Body) + attributesSize(e.Attributes)
+	}
+	if err := CheckBatch("SendMessageBatchRequestEntry", ids); err != nil {
+		return nil, nil, err
+	}
+	if total > maxBatchBytes {
+		return nil, nil, ErrBatchRequestTooLong.New("Batch requests cannot be longer than %d bytes. You have sent %d bytes.", maxBatchBytes, total)
+	}
+	msgs := make([]*message, len(entries))
+	for i, e := range entries {
+		m, res, perr := q.prepare(e.SendInput)
+		if perr != nil {
+			failed = append(failed, Failure(e.ID, perr))
+			continue
+		}
+		msgs[i] = m
+		ok = append(ok, SendBatchResult{ID: e.ID, SendResult: res})
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.deleted {
+		return nil, nil, queueDoesNotExist()
+	}
+	now := q.engine.clock.Now()
+	for i, m := range msgs {
+		if m != nil {
+			q.enqueue(m, entries[i].DelaySeconds, now)
+		}
+	}
+	return ok, failed, nil
+}

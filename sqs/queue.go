@@ -1,0 +1,330 @@
+package sqs
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fanout/fanout/internal/awserr"
+)
+
+// Queue is one SQS queue. All its state is guarded by mu.
+type Queue struct {
+	engine *Engine
+	name   string
+	arn    string
+	uid    uint64 // incarnation id, so receipt handles die with the queue
+
+	mu        sync.Mutex
+	config    config
+	created   time.Time
+	modified  time.Time
+	lastPurge time.Time
+	tags      map[string]string
+	seq       uint64
+	ready     deque
+	returned  msgHeap
+	delayed   msgHeap
+	inflight  msgHeap
+	handles   map[uint64]*message // received at least once and not gone
+	notify    chan struct{}       // closed and replaced when messages become visible
+	gone      chan struct{}       // closed when the queue is deleted
+	deleted   bool
+}
+
+func newQueue(e *Engine, name string, fifo bool, now time.Time) *Queue {
+	return &Queue{
+		engine:   e,
+		name:     name,
+		arn:      e.Arn(name),
+		uid:      newUID(),
+		config:   defaultConfig(fifo),
+		created:  now,
+		modified: now,
+		tags:     map[string]string{},
+		returned: msgHeap{},
+		delayed:  msgHeap{byTime: true},
+		inflight: msgHeap{byTime: true},
+		handles:  map[uint64]*message{},
+		notify:   make(chan struct{}),
+		gone:     make(chan struct{}),
+	}
+}
+
+// Name returns the queue's name.
+func (q *Queue) Name() string { return q.name }
+
+// Arn returns the queue's ARN.
+func (q *Queue) Arn() string { return q.arn }
+
+// Fifo reports whether this is a FIFO queue.
+func (q *Queue) Fifo() bool { return q.config.fifo } // fixed at creation
+
+func (q *Queue) cfg() config {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.config
+}
+
+func (q *Queue) markDeleted() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.deleted = true
+	q.ready.clear()
+	q.returned.clear()
+	q.delayed.clear()
+	q.inflight.clear()
+	q.handles = map[uint64]*message{}
+	close(q.gone)
+}
+
+// wake tells long polls that messages may be visible. Callers hold mu.
+func (q *Queue) wake() {
+	close(q.notify)
+	q.notify = make(chan struct{})
+}
+
+// retentionExpired reports whether m has outlived the retention period.
+func (q *Queue) retentionExpired(m *message, now time.Time) bool {
+	return !now.Before(m.sentAt.Add(time.Duration(q.config.retentionPeriod) * time.Second))
+}
+
+// drop forgets m for good. Callers have already taken it out of its container.
+func (q *Queue) drop(m *message) {
+	m.state = stateGone
+	if m.receiveCount > 0 {
+		delete(q.handles, m.seq)
+	}
+}
+
+// promote moves what has come due by now: delayed messages whose delay ended
+// and in-flight messages whose visibility timeout ended. It reports whether
+// anything became visible. Callers hold mu.
+func (q *Queue) promote(now time.Time) bool {
+	moved := false
+	for m := q.delayed.peek(); m != nil && !m.visibleAt.After(now); m = q.delayed.peek() {
+		q.delayed.pop()
+		if q.retentionExpired(m, now) {
+			q.drop(m)
+			continue
+		}
+		m.state = stateReturned
+		q.returned.push(m)
+		moved = true
+	}
+	for m := q.inflight.peek(); m != nil && !m.visibleAt.After(now); m = q.inflight.peek() {
+		q.inflight.pop()
+		if q.retentionExpired(m, now) {
+			q.drop(m)
+			continue
+		}
+		m.state = stateReturned
+		q.returned.push(m)
+		moved = true
+	}
+	for m := q.ready.peek(); m != nil && q.retentionExpired(m, now); m = q.ready.peek() {
+		q.drop(q.ready.pop())
+	}
+	return moved
+}
+
+// nextDue returns how long until something hidden becomes visible, or
+// false when nothing is hidden. Callers hold mu.
+func (q *Queue) nextDue(now time.Time) (time.Duration, bool) {
+	var at time.Time
+	if m := q.delayed.peek(); m != nil {
+		at = m.visibleAt
+	}
+	if m := q.inflight.peek(); m != nil && (at.IsZero() || m.visibleAt.Before(at)) {
+		at = m.visibleAt
+	}
+	if at.IsZero() {
+		return 0, false
+	}
+	return at.Sub(now), true
+}
+
+// popVisible takes the oldest visible message. Callers hold mu.
+func (q *Queue) popVisible() *message {
+	r, h := q.ready.peek(), q.returned.peek()
+	switch {
+	case r == nil && h == nil:
+		return nil
+	case h == nil || (r != nil && r.seq < h.seq):
+		return q.ready.pop()
+	default:
+		return q.returned.pop()
+	}
+}
+
+// Attributes returns the named attributes (All for every one) in AWS's order.
+func (q *Queue) Attributes(names []string) ([]Attribute, error) {
+	want := map[string]bool{}
+	all := false
+	for _, n := range names {
+		if !readable[n] {
+			return nil, ErrInvalidAttributeName.New("Unknown Attribute %s.", n)
+		}
+		if n == AttrAll {
+			all = true
+		}
+		want[n] = true
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.engine.clock.Now()
+	q.promote(now)
+	var out []Attribute
+	for _, n := range attributeOrder {
+		if !all && !want[n] {
+			continue
+		}
+		if v, ok := q.attribute(n); ok {
+			out = append(out, Attribute{n, v})
+		}
+	}
+	return out, nil
+}
+
+// Attribute is a name and its string value.
+type Attribute struct{ Name, Value string }
+
+func (q *Queue) attribute(name string) (string, bool) {
+	switch name {
+	case AttrQueueArn:
+		return q.arn, true
+	case AttrApproximateNumberOfMessages:
+		return strconv.Itoa(q.ready.size + q.returned.len()), true
+	case AttrApproximateNotVisible:
+		return strconv.Itoa(q.inflight.len()), true
+	case AttrApproximateDelayed:
+		return strconv.Itoa(q.delayed.len()), true
+	case AttrCreatedTimestamp:
+		return strconv.FormatInt(q.created.Unix(), 10), true
+	case AttrLastModifiedTimestamp:
+		return strconv.FormatInt(q.modified.Unix(), 10), true
+	}
+	return q.config.render(name)
+}
+
+// SetAttributes validates and applies attributes, all or none.
+func (q *Queue) SetAttributes(attrs map[string]string) error {
+	// RedrivePolicy validation looks other queues up: resolve them before
+	// taking this queue's lock, to keep to the lock order.
+	r := preResolved{}
+	if rp, ok := attrs[AttrRedrivePolicy]; ok && rp != "" {
+		if p, err := parseRedrive(rp); err == nil {
+			r[p.DeadLetterTargetArn] = q.engine.queueByArn(p.DeadLetterTargetArn)
+		}
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if err := q.config.apply(attrs, false, q.arn, r); err != nil {
+		return err
+	}
+	q.modified = q.engine.clock.Now()
+	return nil
+}
+
+type preResolved map[string]*Queue
+
+func (p preResolved) queueByArn(arn string) *Queue { return p[arn] }
+
+// sameAttributes checks CreateQueue's attributes against an existing queue.
+func (q *Queue) sameAttributes(attrs map[string]string) *awserr.Error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, n := range sortedKeys(attrs) {
+		v := attrs[n]
+		if n == AttrFifoQueue {
+			if (v == "true") != q.config.fifo {
+				return ErrQueueNameExists.New("A queue already exists with the same name and a different value for attribute %s", n)
+			}
+			continue
+		}
+		probe := q.config
+		if err := probe.set(n, v, true); err != nil {
+			return err
+		}
+		cur, _ := q.config.render(n)
+		next, _ := probe.render(n)
+		if cur != next {
+			return ErrQueueNameExists.New("A queue already exists with the same name and a different value for attribute %s", n)
+		}
+	}
+	return nil
+}
+
+// Purge deletes every message in the queue.
+func (q *Queue) Purge() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.engine.clock.Now()
+	if !q.lastPurge.IsZero() && !q.engine.opts.NoPurgeWait && now.Sub(q.lastPurge) < 60*time.Second {
+		return ErrPurgeQueueInProgress.New("Only one PurgeQueue operation on %s is allowed every 60 seconds.", q.name)
+	}
+	q.lastPurge = now
+	for _, h := range []*msgHeap{&q.returned, &q.delayed, &q.inflight} {
+		for _, m := range h.items {
+			m.state = stateGone
+		}
+		h.clear()
+	}
+	for m := q.ready.pop(); m != nil; m = q.ready.pop() {
+		m.state = stateGone
+	}
+	q.handles = map[uint64]*message{}
+	return nil
+}
+
+// Tags returns a copy of the queue's tags.
+func (q *Queue) Tags() map[string]string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make(map[string]string, len(q.tags))
+	for k, v := range q.tags {
+		out[k] = v
+	}
+	return out
+}
+
+// Tag adds or replaces tags.
+func (q *Queue) Tag(tags map[string]string) error {
+	if len(tags) == 0 {
+		return missing("Tags")
+	}
+	if err := checkTags(tags); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := len(q.tags)
+	for k := range tags {
+		if _, ok := q.tags[k]; !ok {
+			n++
+		}
+	}
+	if n > 50 {
+		return ErrInvalidParameterValue.New("Too many tags added for queue %s.", q.name)
+	}
+	for k, v := range tags {
+		q.tags[k] = v
+	}
+	return nil
+}
+
+// Untag removes tags by key; unknown keys are ignored.
+func (q *Queue) Untag(keys []string) error {
+	if len(keys) == 0 {
+		return missing("TagKeys")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, k := range keys {
+		delete(q.tags, k)
+	}
+	return nil
+}

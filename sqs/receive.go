@@ -1,0 +1,347 @@
+package sqs
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/fanout/fanout/internal/awserr"
+)
+
+// System attribute names a receive may ask for.
+const (
+	SysSenderID                         = "SenderId"
+	SysSentTimestamp                    = "SentTimestamp"
+	SysApproximateReceiveCount          = "ApproximateReceiveCount"
+	SysApproximateFirstReceiveTimestamp = "ApproximateFirstReceiveTimestamp"
+	SysSequenceNumber                   = "SequenceNumber"
+	SysMessageDeduplicationID           = "MessageDeduplicationId"
+	SysMessageGroupID                   = "MessageGroupId"
+	SysAWSTraceHeader                   = "AWSTraceHeader"
+	SysDeadLetterQueueSourceArn         = "DeadLetterQueueSourceArn"
+)
+
+var systemAttributeOrder = []string{
+	SysSenderID, SysSentTimestamp, SysApproximateReceiveCount, SysApproximateFirstReceiveTimestamp,
+	SysSequenceNumber, SysMessageDeduplicationID, SysMessageGroupID, SysAWSTraceHeader,
+	SysDeadLetterQueueSourceArn,
+}
+
+// inflightLimit is the most messages a standard queue holds in flight.
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html
+const inflightLimit = 120000
+
+// ReceiveInput is a ReceiveMessage request.
+type ReceiveInput struct {
+	MaxNumberOfMessages *int
+	VisibilityTimeout   *int
+	WaitTimeSeconds     *int
+	// SystemAttributeNames is the union of AttributeNames and
+	// MessageSystemAttributeNames.
+	SystemAttributeNames  []string
+	MessageAttributeNames []string
+	AttemptID             string
+}
+
+// Received is one message as ReceiveMessage returns it.
+type Received struct {
+	MessageID         string
+	ReceiptHandle     string
+	MD5OfBody         string
+	Body              string
+	Attributes        []Attribute // system attributes, in AWS's order
+	MD5OfAttrs        string
+	MessageAttributes []MessageAttribute
+}
+
+type receiveReq struct {
+	max        int
+	visibility int
+	sys        map[string]bool
+	sysAll     bool
+	attrNames  []string
+}
+
+// Receive returns up to MaxNumberOfMessages visible messages, waiting up to
+// WaitTimeSeconds (default: the queue's ReceiveMessageWaitTimeSeconds) for
+// the first to arrive.
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html
+func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error) {
+	cfg := q.cfg()
+	req := receiveReq{max: 1, visibility: cfg.visibilityTimeout, attrNames: in.MessageAttributeNames}
+	if in.MaxNumberOfMessages != nil {
+		req.max = *in.MaxNumberOfMessages
+		if req.max < 1 || req.max > 10 {
+			return nil, invalidValue(strconv.Itoa(req.max), "MaxNumberOfMessages", "Must be between 1 and 10, if provided.")
+		}
+	}
+	if in.VisibilityTimeout != nil {
+		req.visibility = *in.VisibilityTimeout
+		if req.visibility < 0 || req.visibility > 43200 {
+			return nil, invalidValue(strconv.Itoa(req.visibility), "VisibilityTimeout", "Must be >= 0 and <= 43200, if provided.")
+		}
+	}
+	wait := cfg.receiveWait
+	if in.WaitTimeSeconds != nil {
+		wait = *in.WaitTimeSeconds
+		if wait < 0 || wait > 20 {
+			return nil, invalidValue(strconv.Itoa(wait), "WaitTimeSeconds", "Must be >= 0 and <= 20, if provided.")
+		}
+	}
+	if in.AttemptID != "" && !validMessageID(in.AttemptID) {
+		return nil, invalidValue(in.AttemptID, "ReceiveRequestAttemptId", "ReceiveRequestAttemptId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+	}
+	for _, n := range in.SystemAttributeNames {
+		switch n {
+		case "All":
+			req.sysAll = true
+		case SysSenderID, SysSentTimestamp, SysApproximateReceiveCount, SysApproximateFirstReceiveTimestamp,
+			SysSequenceNumber, SysMessageDeduplicationID, SysMessageGroupID, SysAWSTraceHeader, SysDeadLetterQueueSourceArn:
+			if req.sys == nil {
+				req.sys = map[string]bool{}
+			}
+			req.sys[n] = true
+		default:
+			return nil, ErrInvalidAttributeName.New("Unknown Attribute %s.", n)
+		}
+	}
+
+	clk := q.engine.clock
+	deadline := clk.Now().Add(time.Duration(wait) * time.Second)
+	for {
+		q.mu.Lock()
+		if q.deleted {
+			q.mu.Unlock()
+			return nil, nil
+		}
+		now := clk.Now()
+		out, moves, err := q.take(req, now, wait > 0)
+		notify := q.notify
+		next, hasNext := q.nextDue(now)
+		q.mu.Unlock()
+		q.engine.deadLetter(q, moves)
+		if err != nil {
+			return nil, err
+		}
+		remaining := deadline.Sub(now)
+		if len(out) > 0 || remaining <= 0 {
+			return out, nil
+		}
+		if hasNext && next < remaining {
+			remaining = next
+		}
+		if !q.engine.waitForWork(ctx, notify, q.gone, remaining) {
+			return nil, nil
+		}
+	}
+}
+
+// take hands out up to req.max visible messages. Messages past their
+// maxReceiveCount are returned as moves for the caller to dead-letter after
+// releasing the lock. Callers hold mu.
+func (q *Queue) take(req receiveReq, now time.Time, longPoll bool) ([]Received, []*message, *awserr.Error) {
+	q.promote(now)
+	if q.inflight.len() >= inflightLimit {
+		if longPoll {
+			return nil, nil, nil
+		}
+		return nil, nil, ErrOverLimit.New("Too many messages in flight. The maximum is %d.", inflightLimit)
+	}
+	var out []Received
+	var moves []*message
+	redrive := q.config.redrive
+	for len(out) < req.max && q.inflight.len() < inflightLimit {
+		m := q.popVisible()
+		if m == nil {
+			break
+		}
+		if q.retentionExpired(m, now) {
+			q.drop(m)
+			continue
+		}
+		if redrive != nil && m.receiveCount >= redrive.MaxReceiveCount {
+			q.drop(m)
+			moves = append(moves, m)
+			continue
+		}
+		m.receiveCount++
+		if m.receiveCount == 1 {
+			m.firstReceiveAt = now
+			q.handles[m.seq] = m
+		}
+		m.handleGen++
+		m.receivedAt = now
+		m.visibleAt = now.Add(time.Duration(req.visibility) * time.Second)
+		m.state = stateInflight
+		q.inflight.push(m)
+		out = append(out, q.render(m, req))
+	}
+	return out, moves, nil
+}
+
+// render builds the reply for one received message. Callers hold mu.
+func (q *Queue) render(m *message, req receiveReq) Received {
+	r := Received{
+		MessageID:     m.id,
+		ReceiptHandle: encodeHandle(q.uid, m.seq, m.handleGen),
+		MD5OfBody:     m.md5Body,
+		Body:          m.body,
+	}
+	if sel := selectAttributes(m.attrs, req.attrNames); len(sel) > 0 {
+		r.MessageAttributes = sel
+		if len(sel) == len(m.attrs) {
+			r.MD5OfAttrs = m.md5Attrs
+		} else {
+			r.MD5OfAttrs = MD5OfAttributes(sel)
+		}
+	}
+	if !req.sysAll && len(req.sys) == 0 {
+		return r
+	}
+	for _, n := range systemAttributeOrder {
+		if !req.sysAll && !req.sys[n] {
+			continue
+		}
+		var v string
+		switch n {
+		case SysSenderID:
+			v = m.senderID
+		case SysSentTimestamp:
+			v = strconv.FormatInt(m.sentAt.UnixMilli(), 10)
+		case SysApproximateReceiveCount:
+			v = strconv.Itoa(m.receiveCount)
+		case SysApproximateFirstReceiveTimestamp:
+			v = strconv.FormatInt(m.firstReceiveAt.UnixMilli(), 10)
+		case SysSequenceNumber:
+			v = m.sequenceNum
+		case SysMessageDeduplicationID:
+			v = m.dedupID
+		case SysMessageGroupID:
+			v = m.groupID
+		case SysAWSTraceHeader:
+			v = m.traceHeader
+		case SysDeadLetterQueueSourceArn:
+			v = m.dlqSource
+		}
+		if v != "" {
+			r.Attributes = append(r.Attributes, Attribute{n, v})
+		}
+	}
+	return r
+}
+
+// deadLetter moves messages from src to its dead-letter queue. It runs
+// without src's lock held. A message whose DLQ has gone stays in src.
+func (e *Engine) deadLetter(src *Queue, moves []*message) {
+	if len(moves) == 0 {
+		return
+	}
+	cfg := src.cfg()
+	var dlq *Queue
+	if cfg.redrive != nil {
+		dlq = e.queueByArn(cfg.redrive.DeadLetterTargetArn)
+	}
+	target, source := dlq, src.arn
+	if dlq == nil {
+		target, source = src, ""
+	}
+	now := e.clock.Now()
+	target.mu.Lock()
+	defer target.mu.Unlock()
+	if target.deleted {
+		return
+	}
+	for _, m := range moves {
+		c := &message{
+			id: m.id, body: m.body, md5Body: m.md5Body, attrs: m.attrs, md5Attrs: m.md5Attrs,
+			traceHeader: m.traceHeader, groupID: m.groupID, dedupID: m.dedupID,
+			sequenceNum: m.sequenceNum, senderID: m.senderID, sentAt: m.sentAt,
+			receiveCount: m.receiveCount, firstReceiveAt: m.firstReceiveAt, index: -1,
+			dlqSource: m.dlqSource,
+		}
+		if source != "" {
+			c.dlqSource = source
+		}
+		if target.config.fifo {
+			c.sentAt = now // FIFO DLQs restart retention; standard ones keep it
+		}
+		zero := 0
+		target.enqueue(c, &zero, now)
+		if target == src && c.receiveCount > 0 {
+			target.handles[c.seq] = c
+		}
+	}
+}
+
+// Delete deletes the message a receipt handle names. A handle of an earlier
+// receive, or of a message already deleted, succeeds and changes nothing, as
+// AWS documents for standard queues.
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html
+func (q *Queue) Delete(handle string) error {
+	if handle == "" {
+		return missing("ReceiptHandle")
+	}
+	uid, seq, gen, ok := decodeHandle(handle)
+	if !ok || uid != q.uid {
+		return ErrReceiptHandleIsInvalid.New("The input receipt handle \"%s\" is not a valid receipt handle.", handle)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	m := q.handles[seq]
+	if m == nil || m.handleGen != gen {
+		return nil
+	}
+	q.unlink(m)
+	q.drop(m)
+	return nil
+}
+
+// unlink takes m out of whichever container holds it. Callers hold mu.
+func (q *Queue) unlink(m *message) {
+	switch m.state {
+	case stateInflight:
+		q.inflight.remove(m)
+	case stateReturned:
+		q.returned.remove(m)
+	case stateDelayed:
+		q.delayed.remove(m)
+	}
+}
+
+// ChangeVisibility sets a received message's visibility timeout, counted
+// from now. The total since the receive may not pass 12 hours.
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html
+func (q *Queue) ChangeVisibility(handle string, timeout int) error {
+	if handle == "" {
+		return missing("ReceiptHandle")
+	}
+	if timeout < 0 || timeout > 43200 {
+		return invalidValue(strconv.Itoa(timeout), "VisibilityTimeout", "VisibilityTimeout must be an integer between 0 and 43200")
+	}
+	uid, seq, gen, ok := decodeHandle(handle)
+	if !ok || uid != q.uid {
+		return ErrReceiptHandleIsInvalid.New("The input receipt handle \"%s\" is not a valid receipt handle.", handle)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.engine.clock.Now()
+	q.promote(now)
+	m := q.handles[seq]
+	if m == nil || m.handleGen != gen {
+		return invalidValue(handle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change.")
+	}
+	if now.Add(time.Duration(timeout)*time.Second).Sub(m.receivedAt) > 12*time.Hour {
+		return invalidValue(strconv.Itoa(timeout), "VisibilityTimeout", "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
+	}
+	q.unlink(m)
+	m.visibleAt = now.Add(time.Duration(timeout) * time.Second)
+	if timeout == 0 {
+		m.state = stateReturned
+		q.returned.push(m)
+		q.wake()
+		return nil
+	}
+	m.state = stateInflight
+	q.inflight.push(m)
+	return nil
+}

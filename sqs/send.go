@@ -1,0 +1,163 @@
+package sqs
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/fanout/fanout/internal/id"
+)
+
+// SendInput is one message to send.
+type SendInput struct {
+	Body         string
+	DelaySeconds *int // nil: the queue's DelaySeconds
+	Attributes   []MessageAttribute
+	// SystemAttributes may only hold AWSTraceHeader.
+	SystemAttributes []MessageAttribute
+	GroupID          string
+	DeduplicationID  string
+	SenderID         string
+}
+
+// SendResult is what SendMessage answers.
+type SendResult struct {
+	MessageID      string
+	MD5OfBody      string
+	MD5OfAttrs     string
+	MD5OfSysAttrs  string
+	SequenceNumber string
+}
+
+// Send validates and enqueues one message.
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html
+func (q *Queue) Send(in SendInput) (SendResult, error) {
+	m, res, err := q.prepare(in)
+	if err != nil {
+		return SendResult{}, err
+	}
+	q.mu.Lock()
+	if q.deleted {
+		q.mu.Unlock()
+		return SendResult{}, queueDoesNotExist()
+	}
+	q.enqueue(m, in.DelaySeconds, q.engine.clock.Now())
+	q.mu.Unlock()
+	return res, nil
+}
+
+// prepare validates in against the queue's settings and builds the message,
+// outside the queue lock.
+func (q *Queue) prepare(in SendInput) (*message, SendResult, error) {
+	cfg := q.cfg()
+	if in.Body == "" {
+		return nil, SendResult{}, missing("MessageBody")
+	}
+	if !validBody(in.Body) {
+		return nil, SendResult{}, ErrInvalidMessageContents.New(invalidContents)
+	}
+	if in.DelaySeconds != nil {
+		d := *in.DelaySeconds
+		if d < 0 || d > 900 {
+			return nil, SendResult{}, invalidValue(strconv.Itoa(d), "DelaySeconds", "DelaySeconds must be >= 0 and <= 900.")
+		}
+	}
+	attrs, aerr := checkAttributes(in.Attributes)
+	if aerr != nil {
+		return nil, SendResult{}, aerr
+	}
+	if size := len(in.Body) + attributesSize(attrs); size > cfg.maximumMessageSize {
+		return nil, SendResult{}, ErrInvalidParameterValue.New("One or more parameters are invalid. Reason: Message must be shorter than %d bytes.", cfg.maximumMessageSize)
+	}
+	var trace string
+	var md5Sys string
+	for _, a := range in.SystemAttributes {
+		if a.Name != "AWSTraceHeader" {
+			return nil, SendResult{}, ErrInvalidParameterValue.New("Message system attribute name '%s' is invalid.", a.Name)
+		}
+		if a.DataType != "String" {
+			return nil, SendResult{}, ErrInvalidParameterValue.New("Message system attribute 'AWSTraceHeader' must be of type 'String'.")
+		}
+		if err := checkAttributeValue(a, "system"); err != nil {
+			return nil, SendResult{}, err
+		}
+		trace = a.StringValue
+		md5Sys = MD5OfAttributes(in.SystemAttributes)
+	}
+	if err := q.checkIDs(cfg, in); err != nil {
+		return nil, SendResult{}, err
+	}
+	m := &message{
+		id:          id.UUID(),
+		body:        in.Body,
+		md5Body:     MD5OfBody(in.Body),
+		attrs:       attrs,
+		md5Attrs:    MD5OfAttributes(attrs),
+		traceHeader: trace,
+		groupID:     in.GroupID,
+		dedupID:     in.DeduplicationID,
+		senderID:    in.SenderID,
+		index:       -1,
+	}
+	return m, SendResult{MessageID: m.id, MD5OfBody: m.md5Body, MD5OfAttrs: m.md5Attrs, MD5OfSysAttrs: md5Sys}, nil
+}
+
+// checkIDs validates MessageGroupId and MessageDeduplicationId for the queue type.
+func (q *Queue) checkIDs(cfg config, in SendInput) error {
+	if in.GroupID != "" && !validMessageID(in.GroupID) {
+		return invalidValue(in.GroupID, "MessageGroupId", "MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+	}
+	if in.DeduplicationID != "" && !validMessageID(in.DeduplicationID) {
+		return invalidValue(in.DeduplicationID, "MessageDeduplicationId", "MessageDeduplicationId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+	}
+	if !cfg.fifo {
+		if in.DeduplicationID != "" {
+			return invalidValue(in.DeduplicationID, "MessageDeduplicationId", "The request includes a parameter that is not valid for this queue type.")
+		}
+		return nil
+	}
+	return ErrUnsupportedOperation.New("FIFO queues are not supported yet.")
+}
+
+// validMessageID checks a MessageGroupId or MessageDeduplicationId: 1 to 128
+// alphanumeric or punctuation characters.
+func validMessageID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// enqueue stores m, delayed by delay (nil: the queue's DelaySeconds).
+// Callers hold mu.
+func (q *Queue) enqueue(m *message, delay *int, now time.Time) {
+	q.seq++
+	m.seq = q.seq
+	if m.sentAt.IsZero() {
+		m.sentAt = now
+	}
+	d := q.config.delaySeconds
+	if delay != nil {
+		d = *delay
+	}
+	if d > 0 {
+		m.visibleAt = now.Add(time.Duration(d) * time.Second)
+		m.state = stateDelayed
+		q.delayed.push(m)
+		return
+	}
+	m.visibleAt = now
+	m.state = stateReady
+	if m.receiveCount > 0 || !m.sentAt.Equal(now) {
+		// Moved messages keep their age: order them by it among the returned.
+		m.state = stateReturned
+		q.returned.push(m)
+	} else {
+		q.ready.push(m)
+	}
+	q.wake()
+}
