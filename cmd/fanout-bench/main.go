@@ -302,6 +302,7 @@ func run(ctx context.Context, cfg *config) error {
 					}
 					res, err := runOne(ctx, v, e)
 					if ctx.Err() != nil {
+						fmt.Fprintln(os.Stderr, "interrupted; results so far:")
 						return finish(cfg, report, results)
 					}
 					if err != nil {

@@ -44,6 +44,7 @@ type workload struct {
 type phase struct {
 	start, end time.Time
 	stop       context.Context // done at end; long polls use it so they never overrun
+	timed      bool            // false during the warm-up
 	count      atomic.Int64    // free for scenarios (e.g. messages drained)
 }
 
@@ -87,8 +88,8 @@ func (w *worker) sample(op string, d time.Duration) {
 
 // runPhase runs the workload for d and returns the merged stats and the
 // elapsed time until the last step worker finished its final call.
-func runPhase(ctx context.Context, wl *workload, workers int, d time.Duration) (statSet, time.Duration) {
-	ph := &phase{start: time.Now()}
+func runPhase(ctx context.Context, wl *workload, workers int, d time.Duration, timed bool) (statSet, time.Duration) {
+	ph := &phase{start: time.Now(), timed: timed}
 	ph.end = ph.start.Add(d)
 	stop, cancel := context.WithDeadline(ctx, ph.end)
 	defer cancel()
@@ -173,7 +174,7 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 		e.rssAfter, _ = processRSS(pid)
 	}
 	if e.cfg.warmup > 0 {
-		runPhase(ctx, wl, e.cfg.clients, e.cfg.warmup)
+		runPhase(ctx, wl, e.cfg.clients, e.cfg.warmup, false)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -186,7 +187,7 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 		}
 	}
 	self0 := selfCPU()
-	stats, elapsed := runPhase(ctx, wl, e.cfg.clients, e.cfg.duration)
+	stats, elapsed := runPhase(ctx, wl, e.cfg.clients, e.cfg.duration, true)
 	self1 := selfCPU()
 	res := &result{
 		Scenario:  v.name,
@@ -201,6 +202,9 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 		RSSBefore: e.rssBefore,
 		RSSAfter:  e.rssAfter,
 		Prefilled: e.prefilled,
+	}
+	if elapsed < e.cfg.duration*9/10 {
+		res.Notes = append(res.Notes, fmt.Sprintf("timed phase ended after %.2fs: no work left", elapsed.Seconds()))
 	}
 	if cpu0 >= 0 {
 		if c, err := processCPU(pid, clockTick()); err == nil {

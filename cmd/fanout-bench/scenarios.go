@@ -34,7 +34,7 @@ var scenarios = []*scenario{
 	},
 	{
 		name: "drain", primary: "receive", prepare: prepareDrain,
-		doc: "pre-fill --queued messages (untimed), then ReceiveMessage(10) + DeleteMessageBatch until the queue is empty, --queued are drained or time is up",
+		doc: "pre-fill --queued (+10% for the warm-up) messages with batch sends, untimed; then time ReceiveMessage(10) + DeleteMessageBatch until --queued are drained, the queue is empty or time is up",
 	},
 	{
 		name: "fifo-send-receive", primary: "send", param: "groups", prepare: prepareFIFO,
@@ -155,10 +155,15 @@ func prepareDrain(ctx context.Context, e *env) (*workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := prefill(ctx, e, q, e.cfg.queued); err != nil {
+	// The warm-up drains a tenth extra, so the timed phase still finds
+	// --queued messages.
+	warm := int64(0)
+	if e.cfg.warmup > 0 {
+		warm = int64(max(e.cfg.queued/10, 1))
+	}
+	if err := prefill(ctx, e, q, e.cfg.queued+int(warm)); err != nil {
 		return nil, err
 	}
-	target := int64(e.cfg.queued)
 	return &workload{step: func(ctx context.Context, w *worker) error {
 		var msgs []message
 		err := w.do("receive", func() (int, error) {
@@ -182,7 +187,11 @@ func prepareDrain(ctx context.Context, e *env) (*workload, error) {
 		if err := w.do("delete", func() (int, error) { return len(handles), e.dp.deleteMessageBatch(ctx, q, handles) }); err != nil {
 			return err
 		}
-		if w.ph.count.Add(int64(len(msgs))) >= target {
+		limit := warm
+		if w.ph.timed {
+			limit = int64(e.cfg.queued)
+		}
+		if w.ph.count.Add(int64(len(msgs))) >= limit {
 			return errStop
 		}
 		return nil

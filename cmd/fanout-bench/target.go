@@ -82,7 +82,9 @@ func startProcess(ctx context.Context, name, bin string, args ...string) (*targe
 	cmd.Stdout = os.Stderr // keep our stdout for results
 	cmd.Stderr = os.Stderr
 	// If this tool dies without cleaning up, the kernel stops the server too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	// Its own process group keeps a terminal's Ctrl-C away from the server,
+	// so this tool can still delete its queues and then stop it in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
