@@ -1,0 +1,270 @@
+package filter
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Body matching reads the JSON body with gjson as it goes, without building
+// a tree of it.
+//
+// A policy path such as "a.b.c" is compared with the payload flattened the
+// same way, so it is reached through {"a":{"b":{"c":..}}} as well as through
+// {"a.b":{"c":..}} or {"a.b.c":..}. A payload key that is a dotted prefix of
+// the path is a "route" into the payload.
+//
+// Arrays are transparent: a value inside an array is found under the
+// array's path. When an array holds objects, the keys of one alternative
+// must all be satisfied inside the same element, which is what flattening
+// the payload into one record per choice of array elements and asking that
+// one record match gives (the behaviour AWS shows for S3 event records).
+// The evaluation below gets the same answer without building those
+// records: an array matches a set of keys when one of its elements does.
+
+// enumerationBudget bounds the extra work when a payload offers several
+// routes to the same path (both "a" and "a.b" as keys, or a repeated key):
+// such payloads are matched by trying combinations of routes, at most this
+// many per Match. Past the budget the message does not match.
+const enumerationBudget = 256
+
+// Which outcomes may satisfy an item: a present value matching one of its
+// conditions, absence (through {"exists":false}), or either.
+const (
+	allowPresent uint8 = 1 << iota
+	allowAbsent
+	allowBoth = allowPresent | allowAbsent
+)
+
+// item is a key of the alternative being matched, part way down its path.
+type item struct {
+	k *keyMatcher
+	// rem is the part of the path still to find; leaf means the path has
+	// been consumed and the value at hand is the key's value.
+	rem  string
+	leaf bool
+	mode uint8
+}
+
+func (it *item) present(v *value) bool {
+	return it.mode&allowPresent != 0 && it.k.anyMatch(v)
+}
+
+func (it *item) absent() bool {
+	return it.mode&allowAbsent != 0 && it.k.existsFalse
+}
+
+func allAbsent(items []item) bool {
+	for i := range items {
+		if !items[i].absent() {
+			return false
+		}
+	}
+	return true
+}
+
+type bodyMatcher struct {
+	budget int
+}
+
+// parseBody checks that the body is a JSON object; anything else matches
+// no body-scope policy.
+func parseBody(body string) (gjson.Result, bool) {
+	if !gjson.Valid(body) {
+		return gjson.Result{}, false
+	}
+	r := gjson.Parse(body)
+	return r, r.IsObject()
+}
+
+func (p *Policy) matchBody(body string) bool {
+	root, ok := parseBody(body)
+	if !ok {
+		return false
+	}
+	bm := bodyMatcher{budget: enumerationBudget}
+	for _, a := range p.alts {
+		if bm.alternative(root, a) {
+			return true
+		}
+	}
+	return false
+}
+
+func (bm *bodyMatcher) alternative(root gjson.Result, a *alternative) bool {
+	var buf [MaxKeys]item
+	items := buf[:0]
+	for _, k := range a.keys {
+		items = append(items, item{k: k, rem: k.path, mode: allowBoth})
+	}
+	return bm.object(root, items)
+}
+
+// value tests items against a JSON value: leaf items against the value
+// itself, the others against its members.
+func (bm *bodyMatcher) value(v gjson.Result, items []item) bool {
+	if v.IsArray() {
+		elements, ok := 0, false
+		v.ForEach(func(_, e gjson.Result) bool {
+			elements++
+			ok = bm.value(e, items)
+			return !ok
+		})
+		if elements == 0 {
+			// An empty array contributes nothing: the keys are absent.
+			return allAbsent(items)
+		}
+		return ok
+	}
+	var rest []item
+	for i := range items {
+		it := &items[i]
+		if !it.leaf {
+			rest = append(rest, *it)
+			continue
+		}
+		if v.IsObject() {
+			// Only leaves have values: a key holding an object is
+			// absent as far as its conditions go.
+			if !it.absent() {
+				return false
+			}
+			continue
+		}
+		val := resultValue(v)
+		if !it.present(&val) {
+			return false
+		}
+	}
+	if len(rest) == 0 {
+		return true
+	}
+	if !v.IsObject() {
+		return allAbsent(rest)
+	}
+	return bm.object(v, rest)
+}
+
+// route is a way into an object for an item: through member number member,
+// whose value is val, continuing as sub.
+type route struct {
+	item, member int
+	val          gjson.Result
+	sub          item
+}
+
+// object tests items (none of them leaves) against the members of a JSON
+// object.
+func (bm *bodyMatcher) object(obj gjson.Result, items []item) bool {
+	var routes []route
+	member := 0
+	obj.ForEach(func(key, val gjson.Result) bool {
+		name := key.Str
+		for i := range items {
+			it := &items[i]
+			switch {
+			case it.rem == name:
+				routes = append(routes, route{item: i, member: member, val: val, sub: item{k: it.k, leaf: true, mode: it.mode}})
+			case len(it.rem) > len(name) && it.rem[len(name)] == '.' && strings.HasPrefix(it.rem, name):
+				routes = append(routes, route{item: i, member: member, val: val, sub: item{k: it.k, rem: it.rem[len(name)+1:], mode: it.mode}})
+			}
+		}
+		member++
+		return true
+	})
+	counts := make([]int, len(items))
+	several := false
+	for _, r := range routes {
+		counts[r.item]++
+		if counts[r.item] > 1 {
+			several = true
+		}
+	}
+	if !several {
+		return bm.routed(routes, items)
+	}
+	return bm.enumerate(routes, counts, items)
+}
+
+// routed evaluates items that each take at most the given routes: routes
+// into the same member are evaluated together, so that they see the same
+// array elements; items without a route are absent.
+func (bm *bodyMatcher) routed(routes []route, items []item) bool {
+	var seenBuf [MaxKeys]bool
+	seen := seenBuf[:]
+	if len(items) > MaxKeys {
+		seen = make([]bool, len(items))
+	}
+	var subs []item
+	for i := 0; i < len(routes); {
+		j := i
+		subs = subs[:0]
+		for ; j < len(routes) && routes[j].member == routes[i].member; j++ {
+			subs = append(subs, routes[j].sub)
+			seen[routes[j].item] = true
+		}
+		if !bm.value(routes[i].val, subs) {
+			return false
+		}
+		i = j
+	}
+	for i := range items {
+		if !seen[i] && !items[i].absent() {
+			return false
+		}
+	}
+	return true
+}
+
+// enumerate handles items with several routes. Their value set is the
+// union over the routes, so such an item is satisfied either by a matching
+// value along one route (tried in turn) or by absence along all of them.
+func (bm *bodyMatcher) enumerate(routes []route, counts []int, items []item) bool {
+	// choice[i] is, for an item with several routes, the index of the
+	// route it takes among its own, or -1 for "absent along all".
+	choice := make([]int, len(items))
+	sel := make([]route, 0, len(routes))
+	var try func(i int) bool
+	try = func(i int) bool {
+		if i == len(items) {
+			if bm.budget <= 0 {
+				return false
+			}
+			bm.budget--
+			sel = sel[:0]
+			nth := make([]int, len(items))
+			for _, r := range routes {
+				n := nth[r.item]
+				nth[r.item]++
+				switch {
+				case counts[r.item] <= 1:
+				case choice[r.item] == -1:
+					r.sub.mode &= allowAbsent
+				case choice[r.item] == n:
+					r.sub.mode &= allowPresent
+				default:
+					continue
+				}
+				sel = append(sel, r)
+			}
+			return bm.routed(sel, items)
+		}
+		if counts[i] <= 1 {
+			return try(i + 1)
+		}
+		if items[i].mode&allowPresent != 0 {
+			for c := 0; c < counts[i]; c++ {
+				choice[i] = c
+				if try(i + 1) {
+					return true
+				}
+			}
+		}
+		if items[i].absent() {
+			choice[i] = -1
+			return try(i + 1)
+		}
+		return false
+	}
+	return try(0)
+}
