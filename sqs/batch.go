@@ -79,14 +79,16 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 	if total > maxBatchBytes {
 		return nil, nil, ErrBatchRequestTooLong.New("Batch requests cannot be longer than %d bytes. You have sent %d bytes.", maxBatchBytes, total)
 	}
-	msgs := make([]*message, len(entries))
-	for i, e := range entries {
+	msgs := make([]*message, 0, len(entries))
+	delays := make([]*int, 0, len(entries))
+	for _, e := range entries {
 		m, res, perr := q.prepare(e.SendInput)
 		if perr != nil {
 			failed = append(failed, Failure(e.ID, perr))
 			continue
 		}
-		msgs[i] = m
+		msgs = append(msgs, m)
+		delays = append(delays, e.DelaySeconds)
 		ok = append(ok, SendBatchResult{ID: e.ID, SendResult: res})
 	}
 	q.mu.Lock()
@@ -96,9 +98,7 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 	}
 	now := q.engine.clock.Now()
 	for i, m := range msgs {
-		if m != nil {
-			q.enqueue(m, entries[i].DelaySeconds, now)
-		}
+		q.admit(m, delays[i], now, &ok[i].SendResult)
 	}
 	return ok, failed, nil
 }

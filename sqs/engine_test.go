@@ -3,6 +3,7 @@ package sqs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -727,5 +728,62 @@ func TestConcurrentSendReceiveDelete(t *testing.T) {
 		if n != 1 {
 			t.Fatalf("%s received %d times", b, n)
 		}
+	}
+}
+
+func TestFairQueuePrefersQuietGroups(t *testing.T) {
+	t.Parallel()
+	e, _ := newTestEngine(t)
+	q := mustQueue(t, e, "fair", nil)
+	for i := 0; i < 30; i++ {
+		if _, err := q.Send(SendInput{Body: "noisy", GroupID: "big"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := q.Send(SendInput{Body: "calm", GroupID: "small"}); err != nil {
+		t.Fatal(err)
+	}
+	// The first receive takes "big" messages in send order: then it holds 10
+	// in flight and small none, which makes big noisy.
+	got := receive(t, q, ReceiveInput{MaxNumberOfMessages: ptr(10)})
+	if q.NoisyGroups() != 1 {
+		t.Fatalf("noisy groups %d, want 1", q.NoisyGroups())
+	}
+	// With big noisy, the one message of small comes first.
+	next := receive(t, q, ReceiveInput{})
+	if len(next) != 1 || next[0].Body != "calm" {
+		t.Fatalf("got %v", bodies(next))
+	}
+	// Nothing else is waiting: the noisy group still gets served.
+	if rest := receive(t, q, ReceiveInput{MaxNumberOfMessages: ptr(10)}); len(rest) != 10 {
+		t.Fatalf("noisy group starved: %d", len(rest))
+	}
+	for _, m := range got {
+		_ = q.Delete(m.ReceiptHandle)
+	}
+	if q.NoisyGroups() != 1 { // 10 of big still in flight, small's one too
+		t.Fatalf("after deletes: %d", q.NoisyGroups())
+	}
+}
+
+func TestStandardMessageGoesToBackAfterThreeReceives(t *testing.T) {
+	t.Parallel()
+	e, c := newTestEngine(t)
+	dlq := mustQueue(t, e, "back-dlq", nil)
+	q := mustQueue(t, e, "back", map[string]string{AttrRedrivePolicy: `{"deadLetterTargetArn":"` + dlq.Arn() + `","maxReceiveCount":5}`})
+	send(t, q, "old")
+	for i := 0; i < 3; i++ {
+		if got := receive(t, q, ReceiveInput{}); len(got) != 1 || got[0].Body != "old" {
+			t.Fatalf("receive %d: %v", i, bodies(got))
+		}
+		if i < 2 {
+			c.Advance(30 * time.Second)
+		}
+	}
+	send(t, q, "new")
+	c.Advance(30 * time.Second)
+	got := receive(t, q, ReceiveInput{MaxNumberOfMessages: ptr(2)})
+	if fmt.Sprint(bodies(got)) != "[new old]" {
+		t.Fatalf("order %v", bodies(got))
 	}
 }

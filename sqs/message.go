@@ -24,7 +24,7 @@ type MessageAttribute struct {
 // message is a stored message. Fields above the line never change after
 // send, so receives can hand them out without copying.
 type message struct {
-	seq         uint64 // enqueue order within its queue
+	seq         uint64 // identity within its queue, in receipt handles
 	id          string
 	body        string
 	md5Body     string
@@ -43,6 +43,8 @@ type message struct {
 	visibleAt      time.Time // when it becomes (or became) visible
 	receivedAt     time.Time // the latest receive, for the 12-hour visibility cap
 	handleGen      uint32    // which receive the current receipt handle belongs to
+	order          uint64    // delivery order; a standard queue may send a message to the back
+	group          *group    // FIFO queues: the message group it belongs to
 	state          msgState
 	index          int // position in the heap that holds it
 }

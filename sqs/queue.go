@@ -27,27 +27,36 @@ type Queue struct {
 	delayed   msgHeap
 	inflight  msgHeap
 	handles   map[uint64]*message // received at least once and not gone
-	notify    chan struct{}       // closed and replaced when messages become visible
-	gone      chan struct{}       // closed when the queue is deleted
-	deleted   bool
+	fifo      *fifoState          // FIFO queues only
+	// Standard queues with MessageGroupIds (fair queues): in-flight messages
+	// per group and their total, and messages held per group in any state.
+	groupsOut    map[string]int
+	groupsOutSum int
+	groupsHeld   map[string]int
+	notify       chan struct{} // closed and replaced when messages become visible
+	gone         chan struct{} // closed when the queue is deleted
+	deleted      bool
 }
 
 func newQueue(e *Engine, name string, fifo bool, now time.Time) *Queue {
 	return &Queue{
-		engine:   e,
-		name:     name,
-		arn:      e.Arn(name),
-		uid:      newUID(),
-		config:   defaultConfig(fifo),
-		created:  now,
-		modified: now,
-		tags:     map[string]string{},
-		returned: msgHeap{},
-		delayed:  msgHeap{byTime: true},
-		inflight: msgHeap{byTime: true},
-		handles:  map[uint64]*message{},
-		notify:   make(chan struct{}),
-		gone:     make(chan struct{}),
+		engine:     e,
+		name:       name,
+		arn:        e.Arn(name),
+		uid:        newUID(),
+		config:     defaultConfig(fifo),
+		created:    now,
+		modified:   now,
+		tags:       map[string]string{},
+		returned:   msgHeap{},
+		delayed:    msgHeap{byTime: true},
+		inflight:   msgHeap{byTime: true},
+		handles:    map[uint64]*message{},
+		fifo:       newFifoState(fifo),
+		groupsOut:  map[string]int{},
+		groupsHeld: map[string]int{},
+		notify:     make(chan struct{}),
+		gone:       make(chan struct{}),
 	}
 }
 
@@ -74,7 +83,7 @@ func (q *Queue) markDeleted() {
 	q.returned.clear()
 	q.delayed.clear()
 	q.inflight.clear()
-	q.handles = map[uint64]*message{}
+	q.resetMessages()
 	close(q.gone)
 }
 
@@ -95,6 +104,53 @@ func (q *Queue) drop(m *message) {
 	if m.receiveCount > 0 {
 		delete(q.handles, m.seq)
 	}
+	switch {
+	case m.group != nil:
+		q.fifo.forget(m)
+	case m.groupID != "":
+		if q.groupsHeld[m.groupID]--; q.groupsHeld[m.groupID] == 0 {
+			delete(q.groupsHeld, m.groupID)
+		}
+	}
+}
+
+// enterInflight and leaveInflight keep the per-group in-flight counts: the
+// lock of a FIFO group, the noisy-neighbour accounting of a fair queue.
+func (q *Queue) enterInflight(m *message) {
+	m.state = stateInflight
+	q.inflight.push(m)
+	switch {
+	case m.group != nil:
+		m.group.inflight++
+	case m.groupID != "":
+		q.groupsOut[m.groupID]++
+		q.groupsOutSum++
+	}
+}
+
+// leaveInflight is called after m left the in-flight heap.
+func (q *Queue) leaveInflight(m *message) {
+	switch {
+	case m.group != nil:
+		m.group.inflight--
+	case m.groupID != "":
+		q.groupsOut[m.groupID]--
+		q.groupsOutSum--
+		if q.groupsOut[m.groupID] == 0 {
+			delete(q.groupsOut, m.groupID)
+		}
+	}
+}
+
+// makeVisible puts a message that was delayed or in flight where receives
+// find it. Callers hold mu.
+func (q *Queue) makeVisible(m *message) {
+	if m.group != nil {
+		q.fifo.push(m)
+		return
+	}
+	m.state = stateReturned
+	q.returned.push(m)
 }
 
 // promote moves what has come due by now: delayed messages whose delay ended
@@ -108,18 +164,23 @@ func (q *Queue) promote(now time.Time) bool {
 			q.drop(m)
 			continue
 		}
-		m.state = stateReturned
-		q.returned.push(m)
+		q.makeVisible(m)
 		moved = true
 	}
 	for m := q.inflight.peek(); m != nil && !m.visibleAt.After(now); m = q.inflight.peek() {
 		q.inflight.pop()
+		q.leaveInflight(m)
 		if q.retentionExpired(m, now) {
 			q.drop(m)
 			continue
 		}
-		m.state = stateReturned
-		q.returned.push(m)
+		if rp := q.config.redrive; m.group == nil && rp != nil && rp.MaxReceiveCount > 3 && m.receiveCount == 3 {
+			// AWS sends a standard-queue message received three times without
+			// deletion to the back of the queue.
+			q.seq++
+			m.order = q.seq
+		}
+		q.makeVisible(m)
 		moved = true
 	}
 	for m := q.ready.peek(); m != nil && q.retentionExpired(m, now); m = q.ready.peek() {
@@ -150,7 +211,7 @@ func (q *Queue) popVisible() *message {
 	switch {
 	case r == nil && h == nil:
 		return nil
-	case h == nil || (r != nil && r.seq < h.seq):
+	case h == nil || (r != nil && r.order < h.order):
 		return q.ready.pop()
 	default:
 		return q.returned.pop()
@@ -197,6 +258,9 @@ func (q *Queue) attribute(name string) (string, bool) {
 	case AttrQueueArn:
 		return q.arn, true
 	case AttrApproximateNumberOfMessages:
+		if q.fifo != nil {
+			return strconv.Itoa(q.fifo.visible), true
+		}
 		return strconv.Itoa(q.ready.size + q.returned.len()), true
 	case AttrApproximateNotVisible:
 		return strconv.Itoa(q.inflight.len()), true
@@ -226,6 +290,18 @@ func (q *Queue) SetAttributes(attrs map[string]string) error {
 		return err
 	}
 	q.modified = q.engine.clock.Now()
+	if _, ok := attrs[AttrDelaySeconds]; ok && q.fifo != nil {
+		// On FIFO queues the queue delay is retroactive for messages still
+		// waiting out their delay.
+		d := time.Duration(q.config.delaySeconds) * time.Second
+		items := q.delayed.items
+		q.delayed.items = nil
+		for _, m := range items {
+			m.visibleAt = m.sentAt.Add(d)
+			q.delayed.push(m)
+		}
+		q.wake()
+	}
 	return nil
 }
 
@@ -276,8 +352,19 @@ func (q *Queue) Purge() error {
 	for m := q.ready.pop(); m != nil; m = q.ready.pop() {
 		m.state = stateGone
 	}
-	q.handles = map[uint64]*message{}
+	q.resetMessages()
 	return nil
+}
+
+// resetMessages forgets every message; FIFO deduplication history stays, as
+// on AWS. Callers hold mu.
+func (q *Queue) resetMessages() {
+	q.handles = map[uint64]*message{}
+	q.groupsOut, q.groupsOutSum, q.groupsHeld = map[string]int{}, 0, map[string]int{}
+	if q.fifo != nil {
+		q.fifo.groups, q.fifo.ready, q.fifo.visible = map[string]*group{}, nil, 0
+		q.fifo.attempts = map[string]*attempt{}
+	}
 }
 
 // Tags returns a copy of the queue's tags.

@@ -60,6 +60,7 @@ type receiveReq struct {
 	sys        map[string]bool
 	sysAll     bool
 	attrNames  []string
+	attemptID  string // FIFO only: ReceiveRequestAttemptId
 }
 
 // Receive returns up to MaxNumberOfMessages visible messages, waiting up to
@@ -91,6 +92,9 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 	if in.AttemptID != "" && !validMessageID(in.AttemptID) {
 		return nil, invalidValue(in.AttemptID, "ReceiveRequestAttemptId", "ReceiveRequestAttemptId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
 	}
+	if cfg.fifo {
+		req.attemptID = in.AttemptID // ignored on standard queues, as on AWS
+	}
 	for _, n := range in.SystemAttributeNames {
 		switch n {
 		case "All":
@@ -115,6 +119,12 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 			return nil, nil
 		}
 		now := clk.Now()
+		if req.attemptID != "" {
+			if out, ok := q.fifo.replay(req.attemptID, now); ok {
+				q.mu.Unlock()
+				return out, nil
+			}
+		}
 		out, moves, err := q.take(req, now, wait > 0)
 		notify := q.notify
 		next, hasNext := q.nextDue(now)
@@ -141,6 +151,10 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 // releasing the lock. Callers hold mu.
 func (q *Queue) take(req receiveReq, now time.Time, longPoll bool) ([]Received, []*message, *awserr.Error) {
 	q.promote(now)
+	if q.fifo != nil {
+		out, moves := q.takeFifo(req, now)
+		return out, moves, nil
+	}
 	if q.inflight.len() >= inflightLimit {
 		if longPoll {
 			return nil, nil, nil
@@ -148,8 +162,7 @@ func (q *Queue) take(req receiveReq, now time.Time, longPoll bool) ([]Received, 
 		return nil, nil, ErrOverLimit.New("Too many messages in flight. The maximum is %d.", inflightLimit)
 	}
 	var out []Received
-	var moves []*message
-	redrive := q.config.redrive
+	var moves, deferred []*message
 	for len(out) < req.max && q.inflight.len() < inflightLimit {
 		m := q.popVisible()
 		if m == nil {
@@ -159,24 +172,110 @@ func (q *Queue) take(req receiveReq, now time.Time, longPoll bool) ([]Received, 
 			q.drop(m)
 			continue
 		}
-		if redrive != nil && m.receiveCount >= redrive.MaxReceiveCount {
+		if q.overReceived(m) {
 			q.drop(m)
 			moves = append(moves, m)
 			continue
 		}
-		m.receiveCount++
-		if m.receiveCount == 1 {
-			m.firstReceiveAt = now
-			q.handles[m.seq] = m
+		if m.groupID != "" && len(deferred) < maxDeferred && q.noisy(m.groupID) {
+			deferred = append(deferred, m) // fair queues: other tenants first
+			continue
 		}
-		m.handleGen++
-		m.receivedAt = now
-		m.visibleAt = now.Add(time.Duration(req.visibility) * time.Second)
-		m.state = stateInflight
-		q.inflight.push(m)
-		out = append(out, q.render(m, req))
+		out = append(out, q.deliver(m, req, now))
+	}
+	// Noisy groups still get messages when nothing else is waiting.
+	for _, m := range deferred {
+		if len(out) < req.max && q.inflight.len() < inflightLimit {
+			out = append(out, q.deliver(m, req, now))
+		} else {
+			m.state = stateReturned
+			q.returned.push(m)
+		}
 	}
 	return out, moves, nil
+}
+
+// maxDeferred bounds how far one receive looks past a noisy group's messages.
+const maxDeferred = 100
+
+// noisy reports whether a fair-queue message group holds a disproportionate
+// share of the in-flight messages: at least 10, more than twice as many as all
+// other groups together, while another group has messages in the queue.
+func (q *Queue) noisy(groupID string) bool {
+	n := q.groupsOut[groupID]
+	return n >= 10 && n > 2*(q.groupsOutSum-n) && len(q.groupsHeld) > 1
+}
+
+// NoisyGroups counts the fair-queue message groups noisy now.
+func (q *Queue) NoisyGroups() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.promote(q.engine.clock.Now())
+	n := 0
+	for g := range q.groupsOut {
+		if q.noisy(g) {
+			n++
+		}
+	}
+	return n
+}
+
+// overReceived reports whether m has been received maxReceiveCount times and
+// must go to the dead-letter queue instead of being received again.
+func (q *Queue) overReceived(m *message) bool {
+	rp := q.config.redrive
+	return rp != nil && m.receiveCount >= rp.MaxReceiveCount
+}
+
+// takeFifo hands out messages group by group: from each unlocked group as
+// many as fit, in order, which locks the group until none is in flight.
+func (q *Queue) takeFifo(req receiveReq, now time.Time) ([]Received, []*message) {
+	f := q.fifo
+	var out []Received
+	var moves, taken []*message
+	for len(out) < req.max && q.inflight.len() < fifoInflightLimit {
+		g := f.nextGroup()
+		if g == nil {
+			break
+		}
+		for len(out) < req.max && g.msgs.len() > 0 && q.inflight.len() < fifoInflightLimit {
+			m := g.msgs.pop()
+			f.visible--
+			if q.retentionExpired(m, now) {
+				q.drop(m)
+				continue
+			}
+			if q.overReceived(m) {
+				q.drop(m)
+				moves = append(moves, m)
+				continue
+			}
+			out = append(out, q.deliver(m, req, now))
+			taken = append(taken, m)
+		}
+		f.markReady(g) // only if nothing of it went out
+		if g.size == 0 && !g.queued {
+			delete(f.groups, g.id)
+		}
+	}
+	if req.attemptID != "" && len(out) > 0 {
+		f.record(req.attemptID, now, taken, out)
+	}
+	return out, moves
+}
+
+// deliver puts m in flight for this receive and renders it. Callers hold mu.
+func (q *Queue) deliver(m *message, req receiveReq, now time.Time) Received {
+	m.receiveCount++
+	if m.receiveCount == 1 {
+		m.firstReceiveAt = now
+		q.handles[m.seq] = m
+	}
+	m.handleGen++
+	m.receivedAt = now
+	m.visibleAt = now.Add(time.Duration(req.visibility) * time.Second)
+	q.enterInflight(m)
+	return q.render(m, req)
 }
 
 // render builds the reply for one received message. Callers hold mu.
@@ -288,11 +387,21 @@ func (q *Queue) Delete(handle string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	m := q.handles[seq]
+	if q.fifo != nil {
+		q.promote(q.engine.clock.Now())
+		if m != nil && (m.handleGen != gen || m.state != stateInflight) {
+			return invalidValue(handle, "ReceiptHandle", "The receipt handle has expired.")
+		}
+	}
 	if m == nil || m.handleGen != gen {
 		return nil
 	}
 	q.unlink(m)
 	q.drop(m)
+	if m.group != nil {
+		q.fifo.markReady(m.group)
+		q.wake()
+	}
 	return nil
 }
 
@@ -301,8 +410,14 @@ func (q *Queue) unlink(m *message) {
 	switch m.state {
 	case stateInflight:
 		q.inflight.remove(m)
+		q.leaveInflight(m)
 	case stateReturned:
-		q.returned.remove(m)
+		if m.group != nil {
+			m.group.msgs.remove(m)
+			q.fifo.visible--
+		} else {
+			q.returned.remove(m)
+		}
 	case stateDelayed:
 		q.delayed.remove(m)
 	}
@@ -327,7 +442,7 @@ func (q *Queue) ChangeVisibility(handle string, timeout int) error {
 	now := q.engine.clock.Now()
 	q.promote(now)
 	m := q.handles[seq]
-	if m == nil || m.handleGen != gen {
+	if m == nil || m.handleGen != gen || (q.fifo != nil && m.state != stateInflight) {
 		return invalidValue(handle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change.")
 	}
 	if now.Add(time.Duration(timeout)*time.Second).Sub(m.receivedAt) > 12*time.Hour {
@@ -336,12 +451,10 @@ func (q *Queue) ChangeVisibility(handle string, timeout int) error {
 	q.unlink(m)
 	m.visibleAt = now.Add(time.Duration(timeout) * time.Second)
 	if timeout == 0 {
-		m.state = stateReturned
-		q.returned.push(m)
+		q.makeVisible(m)
 		q.wake()
 		return nil
 	}
-	m.state = stateInflight
-	q.inflight.push(m)
+	q.enterInflight(m)
 	return nil
 }

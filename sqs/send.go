@@ -40,9 +40,26 @@ func (q *Queue) Send(in SendInput) (SendResult, error) {
 		q.mu.Unlock()
 		return SendResult{}, queueDoesNotExist()
 	}
-	q.enqueue(m, in.DelaySeconds, q.engine.clock.Now())
+	q.admit(m, in.DelaySeconds, q.engine.clock.Now(), &res)
 	q.mu.Unlock()
 	return res, nil
+}
+
+// admit stores a prepared message; on a FIFO queue it first deduplicates it
+// and numbers it. A duplicate within the window is answered with the first
+// send's MessageId and SequenceNumber and not stored. Callers hold mu.
+func (q *Queue) admit(m *message, delay *int, now time.Time, res *SendResult) {
+	if q.fifo != nil {
+		key := dedupKeyFor(q.config, m.groupID, m.dedupID)
+		if e, dup := q.fifo.checkDedup(key, now); dup {
+			res.MessageID, res.SequenceNumber = e.messageID, e.sequenceNumber
+			return
+		}
+		m.sequenceNum = q.fifo.nextSequence()
+		q.fifo.remember(key, dedupEntry{m.id, m.sequenceNum, now})
+		res.SequenceNumber = m.sequenceNum
+	}
+	q.enqueue(m, delay, now)
 }
 
 // prepare validates in against the queue's settings and builds the message,
@@ -86,6 +103,10 @@ func (q *Queue) prepare(in SendInput) (*message, SendResult, error) {
 	if err := q.checkIDs(cfg, in); err != nil {
 		return nil, SendResult{}, err
 	}
+	dedupID := in.DeduplicationID
+	if cfg.fifo && dedupID == "" {
+		dedupID = contentDedupID(in.Body)
+	}
 	m := &message{
 		id:          id.UUID(),
 		body:        in.Body,
@@ -94,7 +115,7 @@ func (q *Queue) prepare(in SendInput) (*message, SendResult, error) {
 		md5Attrs:    MD5OfAttributes(attrs),
 		traceHeader: trace,
 		groupID:     in.GroupID,
-		dedupID:     in.DeduplicationID,
+		dedupID:     dedupID,
 		senderID:    in.SenderID,
 		index:       -1,
 	}
@@ -115,7 +136,16 @@ func (q *Queue) checkIDs(cfg config, in SendInput) error {
 		}
 		return nil
 	}
-	return ErrUnsupportedOperation.New("FIFO queues are not supported yet.")
+	if in.DelaySeconds != nil && *in.DelaySeconds != 0 {
+		return invalidValue(strconv.Itoa(*in.DelaySeconds), "DelaySeconds", "The request include parameter that is not valid for this queue type.")
+	}
+	if in.GroupID == "" {
+		return missing("MessageGroupId")
+	}
+	if in.DeduplicationID == "" && !cfg.contentDedup {
+		return ErrInvalidParameterValue.New("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
+	}
+	return nil
 }
 
 // validMessageID checks a MessageGroupId or MessageDeduplicationId: 1 to 128
@@ -136,9 +166,15 @@ func validMessageID(s string) bool {
 // Callers hold mu.
 func (q *Queue) enqueue(m *message, delay *int, now time.Time) {
 	q.seq++
-	m.seq = q.seq
+	m.seq, m.order = q.seq, q.seq
 	if m.sentAt.IsZero() {
 		m.sentAt = now
+	}
+	if q.fifo != nil {
+		m.group = q.fifo.group(m.groupID)
+		m.group.size++
+	} else if m.groupID != "" {
+		q.groupsHeld[m.groupID]++
 	}
 	d := q.config.delaySeconds
 	if delay != nil {
@@ -151,12 +187,15 @@ func (q *Queue) enqueue(m *message, delay *int, now time.Time) {
 		return
 	}
 	m.visibleAt = now
-	m.state = stateReady
-	if m.receiveCount > 0 || !m.sentAt.Equal(now) {
+	switch {
+	case q.fifo != nil:
+		q.fifo.push(m)
+	case m.receiveCount > 0 || !m.sentAt.Equal(now):
 		// Moved messages keep their age: order them by it among the returned.
 		m.state = stateReturned
 		q.returned.push(m)
-	} else {
+	default:
+		m.state = stateReady
 		q.ready.push(m)
 	}
 	q.wake()

@@ -67,7 +67,7 @@ func (h *msgHeap) less(a, b *message) bool {
 	if h.byTime && !a.visibleAt.Equal(b.visibleAt) {
 		return a.visibleAt.Before(b.visibleAt)
 	}
-	return a.seq < b.seq
+	return a.order < b.order
 }
 
 func (h *msgHeap) len() int { return len(h.items) }
