@@ -41,6 +41,9 @@ type Engine struct {
 	deleted map[string]time.Time // name -> when it was deleted
 	closing chan struct{}
 	closeMu sync.Once
+
+	moveOnce sync.Once
+	moves    *moveTasks
 }
 
 // New returns an empty engine.
@@ -64,7 +67,13 @@ func New(opts Options) *Engine {
 }
 
 // Close ends every long poll in progress (they return no messages).
-func (e *Engine) Close() { e.closeMu.Do(func() { close(e.closing) }) }
+func (e *Engine) Close() {
+	e.closeMu.Do(func() {
+		close(e.closing)
+		e.tasks()
+		e.stopMoveTasks()
+	})
+}
 
 // Region returns the engine's region.
 func (e *Engine) Region() string { return e.opts.Region }

@@ -82,6 +82,9 @@ var actions = map[string]action{
 	"DeleteMessageBatch":           (*Handler).deleteMessageBatch,
 	"ChangeMessageVisibility":      (*Handler).changeMessageVisibility,
 	"ChangeMessageVisibilityBatch": (*Handler).changeMessageVisibilityBatch,
+	"StartMessageMoveTask":         (*Handler).startMessageMoveTask,
+	"ListMessageMoveTasks":         (*Handler).listMessageMoveTasks,
+	"CancelMessageMoveTask":        (*Handler).cancelMessageMoveTask,
 }
 
 // IsAction reports whether name is an SQS action, for routing.

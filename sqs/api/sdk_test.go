@@ -428,14 +428,3 @@ func TestSDKTagsPermissionsPurgeAndDLQ(t *testing.T) {
 	_, err = c.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: &dlq})
 	apiErr(t, err, "AWS.SimpleQueueService.PurgeQueueInProgress", "Only one PurgeQueue operation on tp-dlq is allowed every 60 seconds.")
 }
-
-func TestSDKUnknownOperationIsAnError(t *testing.T) {
-	t.Parallel()
-	c, _ := start(t, fanout.Options{})
-	// Move tasks are not served yet: the SDK must get an AWS error, not a hang or a 500.
-	_, err := c.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String("arn:aws:sqs:us-east-1:000000000000:x")})
-	var ae smithy.APIError
-	if !errors.As(err, &ae) || ae.ErrorFault() == smithy.FaultServer {
-		t.Fatalf("got %v", err)
-	}
-}

@@ -1,0 +1,102 @@
+package api
+
+import (
+	"github.com/fanout/fanout/internal/awswire"
+)
+
+type taskHandleReply struct {
+	TaskHandle string `json:"TaskHandle"`
+}
+
+func (r taskHandleReply) json() any                { return r }
+func (r taskHandleReply) xml(x *awswire.XMLWriter) { x.Elem("TaskHandle", r.TaskHandle) }
+
+func (h *Handler) startMessageMoveTask(r *request) (reply, error) {
+	rate, err := r.in.integer("MaxNumberOfMessagesPerSecond")
+	if err != nil {
+		return nil, err
+	}
+	handle, err := h.engine.StartMoveTask(r.in.str("SourceArn"), r.in.str("DestinationArn"), rate)
+	if err != nil {
+		return nil, err
+	}
+	return taskHandleReply{handle}, nil
+}
+
+type movedReply struct {
+	ApproximateNumberOfMessagesMoved int64 `json:"ApproximateNumberOfMessagesMoved"`
+}
+
+func (r movedReply) json() any { return r }
+func (r movedReply) xml(x *awswire.XMLWriter) {
+	x.Int("ApproximateNumberOfMessagesMoved", r.ApproximateNumberOfMessagesMoved)
+}
+
+func (h *Handler) cancelMessageMoveTask(r *request) (reply, error) {
+	n, err := h.engine.CancelMoveTask(r.in.str("TaskHandle"))
+	if err != nil {
+		return nil, err
+	}
+	return movedReply{n}, nil
+}
+
+type moveTaskEntry struct {
+	TaskHandle                        string `json:"TaskHandle,omitempty"`
+	Status                            string `json:"Status"`
+	SourceArn                         string `json:"SourceArn"`
+	DestinationArn                    string `json:"DestinationArn,omitempty"`
+	MaxNumberOfMessagesPerSecond      int    `json:"MaxNumberOfMessagesPerSecond"`
+	ApproximateNumberOfMessagesMoved  int64  `json:"ApproximateNumberOfMessagesMoved"`
+	ApproximateNumberOfMessagesToMove int64  `json:"ApproximateNumberOfMessagesToMove"`
+	FailureReason                     string `json:"FailureReason,omitempty"`
+	StartedTimestamp                  int64  `json:"StartedTimestamp"`
+}
+
+type moveTasksReply struct {
+	Results []moveTaskEntry `json:"Results"`
+}
+
+func (r moveTasksReply) json() any { return r }
+
+func (r moveTasksReply) xml(x *awswire.XMLWriter) {
+	for _, t := range r.Results {
+		x.Open("Results")
+		if t.TaskHandle != "" {
+			x.Elem("TaskHandle", t.TaskHandle)
+		}
+		x.Elem("Status", t.Status)
+		x.Elem("SourceArn", t.SourceArn)
+		if t.DestinationArn != "" {
+			x.Elem("DestinationArn", t.DestinationArn)
+		}
+		x.Int("MaxNumberOfMessagesPerSecond", int64(t.MaxNumberOfMessagesPerSecond))
+		x.Int("ApproximateNumberOfMessagesMoved", t.ApproximateNumberOfMessagesMoved)
+		x.Int("ApproximateNumberOfMessagesToMove", t.ApproximateNumberOfMessagesToMove)
+		if t.FailureReason != "" {
+			x.Elem("FailureReason", t.FailureReason)
+		}
+		x.Int("StartedTimestamp", t.StartedTimestamp)
+		x.Close("Results")
+	}
+}
+
+func (h *Handler) listMessageMoveTasks(r *request) (reply, error) {
+	max, err := r.in.integer("MaxResults")
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := h.engine.ListMoveTasks(r.in.str("SourceArn"), max)
+	if err != nil {
+		return nil, err
+	}
+	out := moveTasksReply{Results: make([]moveTaskEntry, len(tasks))}
+	for i, t := range tasks {
+		out.Results[i] = moveTaskEntry{
+			TaskHandle: t.TaskHandle, Status: t.Status, SourceArn: t.SourceArn, DestinationArn: t.DestinationArn,
+			MaxNumberOfMessagesPerSecond: t.Rate, ApproximateNumberOfMessagesMoved: t.Moved,
+			ApproximateNumberOfMessagesToMove: t.ToMove, FailureReason: t.FailureReason,
+			StartedTimestamp: t.Started.UnixMilli(),
+		}
+	}
+	return out, nil
+}

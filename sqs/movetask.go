@@ -1,0 +1,310 @@
+package sqs
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/internal/id"
+)
+
+// Message move tasks redrive messages out of a dead-letter queue, at most
+// MaxNumberOfMessagesPerSecond, on the engine's clock.
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
+
+// Move task statuses.
+const (
+	TaskRunning   = "RUNNING"
+	TaskCompleted = "COMPLETED"
+	TaskCancelled = "CANCELLED"
+	TaskFailed    = "FAILED"
+)
+
+// defaultMoveRate is used when no MaxNumberOfMessagesPerSecond is given.
+const defaultMoveRate = 500
+
+// MoveTask describes a message move task as ListMessageMoveTasks returns it.
+type MoveTask struct {
+	TaskHandle     string // only while running
+	Status         string
+	SourceArn      string
+	DestinationArn string
+	Rate           int
+	Moved          int64
+	ToMove         int64
+	FailureReason  string
+	Started        time.Time
+}
+
+type moveTask struct {
+	mu     sync.Mutex
+	info   MoveTask
+	handle string
+	timer  clock.Timer
+}
+
+type moveTasks struct {
+	mu       sync.Mutex
+	bySource map[string][]*moveTask // newest first
+	byHandle map[string]*moveTask
+}
+
+func (e *Engine) tasks() *moveTasks {
+	e.moveOnce.Do(func() {
+		e.moves = &moveTasks{bySource: map[string][]*moveTask{}, byHandle: map[string]*moveTask{}}
+	})
+	return e.moves
+}
+
+const arnFormat = "You must use this format to specify the %s: arn:<partition>:<service>:<region>:<account-id>:<resource-id>"
+
+// StartMoveTask starts moving messages out of the dead-letter queue source,
+// to dest or, when dest is empty, each back to the queue it came from.
+func (e *Engine) StartMoveTask(source, dest string, rate *int) (string, error) {
+	if source == "" {
+		return "", missing("SourceArn")
+	}
+	if _, ok := parseArn(source); !ok {
+		return "", ErrInvalidParameterValue.New(arnFormat, "SourceArn")
+	}
+	src := e.queueByArn(source)
+	if src == nil {
+		return "", ErrResourceNotFound.New("The resource that you specified for the SourceArn parameter doesn't exist.")
+	}
+	if dest != "" {
+		if _, ok := parseArn(dest); !ok {
+			return "", ErrInvalidParameterValue.New(arnFormat, "DestinationArn")
+		}
+		if e.queueByArn(dest) == nil {
+			return "", ErrResourceNotFound.New("The resource that you specified for the DestinationArn parameter doesn't exist.")
+		}
+	}
+	r := defaultMoveRate
+	if rate != nil {
+		r = *rate
+		if r < 1 || r > 500 {
+			return "", invalidValue(strconv.Itoa(r), "MaxNumberOfMessagesPerSecond", "Must be between 1 and 500.")
+		}
+	}
+	if sources, _ := e.DeadLetterSourceQueues(src.name); len(sources) == 0 {
+		return "", ErrInvalidParameterValue.New("Source queue must be configured as a Dead Letter Queue.")
+	}
+	ts := e.tasks()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, t := range ts.bySource[source] {
+		t.mu.Lock()
+		running := t.info.Status == TaskRunning
+		t.mu.Unlock()
+		if running {
+			return "", ErrInvalidParameterValue.New("There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
+		}
+	}
+	handleJSON, _ := json.Marshal(map[string]string{"taskId": id.UUID(), "sourceArn": source})
+	t := &moveTask{handle: base64.StdEncoding.EncodeToString(handleJSON)}
+	t.info = MoveTask{
+		Status: TaskRunning, SourceArn: source, DestinationArn: dest, Rate: r,
+		ToMove: int64(src.visibleCount()), Started: e.clock.Now(),
+	}
+	ts.bySource[source] = append([]*moveTask{t}, ts.bySource[source]...)
+	ts.byHandle[t.handle] = t
+	t.mu.Lock()
+	t.timer = e.clock.AfterFunc(time.Second, func() { e.moveTick(t) })
+	t.mu.Unlock()
+	return t.handle, nil
+}
+
+// moveTick moves one second's worth of messages and schedules the next.
+func (e *Engine) moveTick(t *moveTask) {
+	t.mu.Lock()
+	if t.info.Status != TaskRunning {
+		t.mu.Unlock()
+		return
+	}
+	info := t.info
+	t.mu.Unlock()
+	fail := func(reason string) {
+		t.mu.Lock()
+		t.info.Status, t.info.FailureReason, t.info.TaskHandle = TaskFailed, reason, ""
+		t.mu.Unlock()
+	}
+	src := e.queueByArn(info.SourceArn)
+	if src == nil {
+		fail("AWS.SimpleQueueService.NonExistentQueue")
+		return
+	}
+	left := info.ToMove - info.Moved
+	n := int64(info.Rate)
+	if left < n {
+		n = left
+	}
+	msgs := src.takeForMove(int(n))
+	moved := int64(0)
+	for _, m := range msgs {
+		dest := info.DestinationArn
+		if dest == "" {
+			dest = m.dlqSource
+		}
+		q := e.queueByArn(dest)
+		if q == nil {
+			fail("AWS.SimpleQueueService.NonExistentQueue")
+			return
+		}
+		q.redriven(m)
+		moved++
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.info.Status != TaskRunning {
+		return
+	}
+	t.info.Moved += moved
+	if len(msgs) == 0 || t.info.Moved >= t.info.ToMove {
+		t.info.Status = TaskCompleted
+		return
+	}
+	t.timer = e.clock.AfterFunc(time.Second, func() { e.moveTick(t) })
+}
+
+// takeForMove removes up to n visible messages, oldest first.
+func (q *Queue) takeForMove(n int) []*message {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.promote(q.engine.clock.Now())
+	var out []*message
+	for len(out) < n {
+		var m *message
+		if q.fifo != nil {
+			g := q.fifo.nextGroup()
+			if g == nil {
+				break
+			}
+			m = g.msgs.pop()
+			q.fifo.visible--
+			q.fifo.markReady(g)
+		} else {
+			m = q.popVisible()
+		}
+		if m == nil {
+			break
+		}
+		q.drop(m)
+		out = append(out, m)
+	}
+	return out
+}
+
+// redriven enqueues a moved message as a new message: a new id and send time,
+// the same body and attributes.
+func (q *Queue) redriven(m *message) {
+	c := &message{
+		id: id.UUID(), body: m.body, md5Body: m.md5Body, attrs: m.attrs, md5Attrs: m.md5Attrs,
+		traceHeader: m.traceHeader, groupID: m.groupID, dedupID: m.dedupID, senderID: m.senderID, index: -1,
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.deleted {
+		return
+	}
+	now := q.engine.clock.Now()
+	if q.fifo != nil {
+		c.sequenceNum = q.fifo.nextSequence()
+	}
+	zero := 0
+	q.enqueue(c, &zero, now)
+}
+
+func (q *Queue) visibleCount() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.promote(q.engine.clock.Now())
+	if q.fifo != nil {
+		return q.fifo.visible
+	}
+	return q.ready.size + q.returned.len()
+}
+
+// ListMoveTasks returns up to max (1-10, default 1) tasks of a source, newest first.
+func (e *Engine) ListMoveTasks(source string, max *int) ([]MoveTask, error) {
+	if source == "" {
+		return nil, missing("SourceArn")
+	}
+	if _, ok := parseArn(source); !ok {
+		return nil, ErrInvalidParameterValue.New(arnFormat, "SourceArn")
+	}
+	n := 1
+	if max != nil {
+		n = *max
+		if n < 1 || n > 10 {
+			return nil, invalidValue(strconv.Itoa(n), "MaxResults", "Must be between 1 and 10.")
+		}
+	}
+	if e.queueByArn(source) == nil {
+		return nil, ErrResourceNotFound.New("The resource that you specified for the SourceArn parameter doesn't exist.")
+	}
+	ts := e.tasks()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var out []MoveTask
+	for _, t := range ts.bySource[source] {
+		if len(out) == n {
+			break
+		}
+		t.mu.Lock()
+		info := t.info
+		if info.Status == TaskRunning {
+			info.TaskHandle = t.handle
+		}
+		t.mu.Unlock()
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// CancelMoveTask cancels a running task and returns how many it moved.
+func (e *Engine) CancelMoveTask(handle string) (int64, error) {
+	if handle == "" {
+		return 0, missing("TaskHandle")
+	}
+	raw, err := base64.StdEncoding.DecodeString(handle)
+	var probe struct{ TaskID, SourceArn string }
+	if err != nil || json.Unmarshal(raw, &probe) != nil {
+		return 0, ErrInvalidParameterValue.New("Value for parameter TaskHandle is invalid.")
+	}
+	ts := e.tasks()
+	ts.mu.Lock()
+	t := ts.byHandle[handle]
+	ts.mu.Unlock()
+	if t == nil {
+		return 0, ErrResourceNotFound.New("Task does not exist.")
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.info.Status != TaskRunning {
+		return 0, ErrResourceNotFound.New("Task does not exist.")
+	}
+	t.info.Status = TaskCancelled
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+	return t.info.Moved, nil
+}
+
+// stopMoveTasks stops every pending timer, for Close.
+func (e *Engine) stopMoveTasks() {
+	if e.moves == nil {
+		return
+	}
+	e.moves.mu.Lock()
+	defer e.moves.mu.Unlock()
+	for _, t := range e.moves.byHandle {
+		t.mu.Lock()
+		if t.timer != nil {
+			t.timer.Stop()
+		}
+		t.mu.Unlock()
+	}
+}
