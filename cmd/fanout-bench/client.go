@@ -81,6 +81,33 @@ func newHTTPClient(conns int) *http.Client {
 	}
 }
 
+// newSDKHTTPClient is newHTTPClient for the SDK clients, with a work-around
+// for a client-side race: smithy-go closes the request body as soon as the
+// response arrives, and its closed body's WriteTo then returns io.EOF, which
+// net/http's writeLoop (still finishing the request on a fast loopback
+// server) takes as a write error and closes the connection while the
+// response is being read ("deserialization failed ... use of closed network
+// connection", aws/aws-sdk-go-v2#1825 and #2737). The SDK's default retryer
+// hides it; with retries off it would count as a server error.
+func newSDKHTTPClient(conns int) *http.Client {
+	hc := newHTTPClient(conns)
+	hc.Transport = hideWriterTo{hc.Transport}
+	return hc
+}
+
+// hideWriterTo passes requests on with a body that has only Read and Close,
+// so net/http reads it instead of calling the SDK body's WriteTo.
+type hideWriterTo struct{ next http.RoundTripper }
+
+func (t hideWriterTo) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return t.next.RoundTrip(req)
+	}
+	r := *req // RoundTrip must not modify the caller's request
+	r.Body = struct{ io.ReadCloser }{req.Body}
+	return t.next.RoundTrip(&r)
+}
+
 // sdkClient wraps the aws-sdk-go-v2 SQS and SNS clients configured the way a
 // user would point them at an emulator. It also provides the untimed control
 // plane (queues, topics, subscriptions) for every scenario.

@@ -264,16 +264,14 @@ func run(ctx context.Context, cfg *config) error {
 		targets = append(targets, t)
 		cs := &clientSet{dp: map[string]dataPlane{}}
 		for _, kind := range cfg.clientKinds {
-			hc := newHTTPClient(cfg.clients)
 			if kind == kindSDK {
-				cs.dp[kind] = newSDKClient(t.endpoint, hc)
+				cs.dp[kind] = newSDKClient(t.endpoint, newSDKHTTPClient(cfg.clients))
 			} else {
-				cs.dp[kind] = &rawClient{hc: hc, endpoint: t.endpoint}
+				cs.dp[kind] = &rawClient{hc: newHTTPClient(cfg.clients), endpoint: t.endpoint}
 			}
 		}
-		hc := newHTTPClient(cfg.clients)
-		cs.ctl = newSDKClient(t.endpoint, hc)
-		cs.fill = &rawClient{hc: hc, endpoint: t.endpoint}
+		cs.ctl = newSDKClient(t.endpoint, newSDKHTTPClient(2))
+		cs.fill = &rawClient{hc: newHTTPClient(cfg.clients), endpoint: t.endpoint}
 		clients[t] = cs
 		fmt.Fprintf(os.Stderr, "target %s at %s (pid %d)\n", t.name, t.endpoint, t.pid())
 	}

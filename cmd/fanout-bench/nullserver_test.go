@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -26,7 +27,7 @@ func newNullServer(t *testing.T) *httptest.Server {
 func TestNullServerAcceptedBySDK(t *testing.T) {
 	srv := newNullServer(t)
 	ctx := context.Background()
-	c := newSDKClient(srv.URL, newHTTPClient(2))
+	c := newSDKClient(srv.URL, newSDKHTTPClient(2))
 
 	q, arn, err := c.createQueue(ctx, "q1", false)
 	if err != nil {
@@ -96,7 +97,7 @@ func TestSDKRejectsWrongMD5(t *testing.T) {
 		w.Write(bytes.ReplaceAll(rec.Body.Bytes(), []byte(md5Hex("x")), []byte(md5Hex("y"))))
 	}))
 	defer srv.Close()
-	c := newSDKClient(srv.URL, newHTTPClient(1))
+	c := newSDKClient(srv.URL, newSDKHTTPClient(1))
 	q := srv.URL + "/000000000000/q"
 	err := c.sendMessage(context.Background(), q, entry{body: "x"})
 	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "checksum") {
@@ -181,9 +182,8 @@ func TestScenariosAgainstNull(t *testing.T) {
 		cfg.scenarios = append(cfg.scenarios, s.name)
 	}
 	tgt := &target{name: "null", endpoint: srv.URL}
-	hc := newHTTPClient(cfg.clients)
-	sdk := newSDKClient(srv.URL, hc)
-	raw := &rawClient{hc: hc, endpoint: srv.URL}
+	sdk := newSDKClient(srv.URL, newSDKHTTPClient(cfg.clients))
+	raw := &rawClient{hc: newHTTPClient(cfg.clients), endpoint: srv.URL}
 	for _, v := range cfg.variants() {
 		for kind, dp := range map[string]dataPlane{kindSDK: sdk, kindHTTP: raw} {
 			e := &env{cfg: cfg, tgt: tgt, kind: kind, dp: dp, ctl: sdk, fill: raw, prefix: "t-" + queueSafe(v.name), param: v.param}
@@ -207,5 +207,33 @@ func TestScenariosAgainstNull(t *testing.T) {
 	}
 	if got := len(cfg.variants()); got != 6 {
 		t.Errorf("%d variants, want 6", got)
+	}
+}
+
+type rtFunc func(*http.Request) (*http.Response, error)
+
+func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestHideWriterTo checks the SDK transport never hands net/http a request
+// body with WriteTo (see newSDKHTTPClient) and leaves the caller's request alone.
+func TestHideWriterTo(t *testing.T) {
+	var sawWriterTo bool
+	rt := hideWriterTo{rtFunc(func(r *http.Request) (*http.Response, error) {
+		_, sawWriterTo = r.Body.(io.WriterTo)
+		return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
+	})}
+	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/", io.NopCloser(strings.NewReader("x")))
+	orig := req.Body
+	if _, ok := orig.(io.WriterTo); !ok {
+		t.Fatal("test body should implement WriterTo")
+	}
+	if _, err := rt.RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+	if sawWriterTo {
+		t.Error("transport saw a body with WriteTo")
+	}
+	if req.Body != orig {
+		t.Error("caller's request was modified")
 	}
 }

@@ -174,7 +174,12 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 		e.rssAfter, _ = processRSS(pid)
 	}
 	if e.cfg.warmup > 0 {
-		runPhase(ctx, wl, e.cfg.clients, e.cfg.warmup, false)
+		// A server that rejects every call (say, a feature it lacks) would
+		// only produce a screen of errors; report the first one instead.
+		warm, _ := runPhase(ctx, wl, e.cfg.clients, e.cfg.warmup, false)
+		if st := warm[v.sc.primary]; st != nil && st.calls > 0 && st.errors == st.calls {
+			return nil, fmt.Errorf("every %s call failed during the warm-up: %s", v.sc.primary, st.firstErr)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
