@@ -26,7 +26,8 @@ type Options struct {
 	Addr    string
 	Region  string
 	Account string
-	// Clock is read by every timed behaviour; default the real clock.
+	// Clock is read by every timed behaviour; default the wall clock, which
+	// POST /_fanout/clock can move forward.
 	Clock  clock.Clock
 	Logger *slog.Logger
 	// NoRecreateWait and NoPurgeWait turn off two AWS guard rails that slow
@@ -56,7 +57,7 @@ func New(opts Options) (*Server, error) {
 		opts.Account = "000000000000"
 	}
 	if opts.Clock == nil {
-		opts.Clock = clock.Real{}
+		opts.Clock = clock.NewAdjustable() // real time that /_fanout/clock can move forward
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -67,7 +68,7 @@ func New(opts Options) (*Server, error) {
 		NoRecreateWait: opts.NoRecreateWait, NoPurgeWait: opts.NoPurgeWait,
 	})
 	r := mux.NewRouter()
-	admin.Routes(r, s.started)
+	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs})
 	r.PathPrefix("/").Handler(newDispatcher(sqsapi.New(s.sqs, opts.Logger)))
 	s.handler = r
 	return s, nil

@@ -12,8 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/fanout/fanout"
+	"github.com/fanout/fanout/internal/clock"
 )
 
 func main() {
@@ -43,6 +45,7 @@ func run(args []string) error {
 	account := fs.String("account", env("account", "000000000000"), "AWS account id to emulate (FANOUT_ACCOUNT)")
 	level := fs.String("log-level", env("log-level", "info"), "debug, info, warn or error (FANOUT_LOG_LEVEL)")
 	noRecreate := fs.Bool("no-recreate-wait", envBool("no-recreate-wait"), "allow re-creating a queue within 60 s of deleting it (FANOUT_NO_RECREATE_WAIT)")
+	clockMode := fs.String("clock", env("clock", "real"), "real (the wall clock, which POST /_fanout/clock can move forward) or manual (moves only when told) (FANOUT_CLOCK)")
 	noPurge := fs.Bool("no-purge-wait", envBool("no-purge-wait"), "allow more than one PurgeQueue per queue every 60 s (FANOUT_NO_PURGE_WAIT)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -52,11 +55,20 @@ func run(args []string) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+	var clk clock.Clock
+	switch *clockMode {
+	case "real":
+		clk = clock.NewAdjustable()
+	case "manual":
+		clk = clock.NewManual(time.Now())
+	default:
+		return fmt.Errorf("--clock: %q is neither real nor manual", *clockMode)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s, err := fanout.Start(ctx, fanout.Options{
-		Addr: *addr, Region: *region, Account: *account, Logger: log,
+		Addr: *addr, Region: *region, Account: *account, Logger: log, Clock: clk,
 		NoRecreateWait: *noRecreate, NoPurgeWait: *noPurge,
 	})
 	if err != nil {

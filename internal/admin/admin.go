@@ -1,29 +1,135 @@
-// Package admin serves what fanout adds beyond AWS, under /_fanout/.
+// Package admin serves what fanout adds beyond AWS, under /_fanout/: health,
+// the clock, and views of the engines' state.
 package admin
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gorilla/mux"
+
+	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/sqs"
 )
 
 // Version is fanout's version, reported by the health endpoint.
 var Version = "0.1.0-dev"
 
-// Routes adds the /_fanout/ endpoints to r. started is when the server
-// started, on the wall clock (uptime is real time, not the emulated clock).
-func Routes(r *mux.Router, started time.Time) {
-	r.HandleFunc("/_fanout/health", func(w http.ResponseWriter, _ *http.Request) {
-		up := time.Since(started)
-		writeJSON(w, http.StatusOK, map[string]any{
-			"status":        "ok",
-			"version":       Version,
-			"uptime":        up.Round(time.Millisecond).String(),
-			"uptimeSeconds": up.Seconds(),
-		})
-	}).Methods(http.MethodGet, http.MethodHead)
+// Deps is what the admin API reads.
+type Deps struct {
+	Started time.Time // on the wall clock: uptime is real time
+	Clock   clock.Clock
+	SQS     *sqs.Engine
+}
+
+// Routes adds the /_fanout/ endpoints to r.
+func Routes(r *mux.Router, d Deps) {
+	r.HandleFunc("/_fanout/health", d.health).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/_fanout/clock", d.getClock).Methods(http.MethodGet)
+	r.HandleFunc("/_fanout/clock", d.advanceClock).Methods(http.MethodPost)
+	r.HandleFunc("/_fanout/sqs/queues", d.queues).Methods(http.MethodGet)
+}
+
+func (d Deps) health(w http.ResponseWriter, _ *http.Request) {
+	up := time.Since(d.Started)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"status":        "ok",
+		"version":       Version,
+		"uptime":        up.Round(time.Millisecond).String(),
+		"uptimeSeconds": up.Seconds(),
+	})
+}
+
+type clockView struct {
+	Now           string  `json:"now"`
+	Offset        string  `json:"offset"`
+	OffsetSeconds float64 `json:"offsetSeconds"`
+	Mode          string  `json:"mode"`
+}
+
+func (d Deps) clockView() clockView {
+	v := clockView{Now: d.Clock.Now().UTC().Format(time.RFC3339Nano), Offset: "0s", Mode: "fixed"}
+	switch c := d.Clock.(type) {
+	case *clock.Manual:
+		v.Mode = "manual"
+		v.Offset, v.OffsetSeconds = c.Offset().String(), c.Offset().Seconds()
+	case *clock.Adjustable:
+		v.Mode = "real"
+		v.Offset, v.OffsetSeconds = c.Offset().String(), c.Offset().Seconds()
+	}
+	return v
+}
+
+func (d Deps) getClock(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, d.clockView())
+}
+
+// advanceClock moves fanout's time forward: {"advance":"36h"} (a Go
+// duration). Everything that falls due runs, in order, before it answers.
+func (d Deps) advanceClock(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Advance string `json:"advance"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&body); err != nil {
+		writeError(w, http.StatusBadRequest, "the body must be JSON like {\"advance\":\"36h\"}")
+		return
+	}
+	dur, err := time.ParseDuration(body.Advance)
+	if err != nil || dur < 0 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("advance: %q is not a non-negative Go duration such as 90s, 36h or 1h30m", body.Advance))
+		return
+	}
+	adv, ok := d.Clock.(clock.Advancer)
+	if !ok {
+		writeError(w, http.StatusConflict, "this server's clock cannot be moved")
+		return
+	}
+	adv.Advance(dur)
+	writeJSON(w, http.StatusOK, d.clockView())
+}
+
+type queueView struct {
+	Name        string `json:"name"`
+	Arn         string `json:"arn"`
+	Fifo        bool   `json:"fifo"`
+	Visible     int    `json:"visible"`
+	InFlight    int    `json:"inFlight"`
+	Delayed     int    `json:"delayed"`
+	NoisyGroups int    `json:"noisyGroups"`
+}
+
+// queues lists every queue with its message counts and, for fair queues,
+// how many message groups are noisy now.
+func (d Deps) queues(w http.ResponseWriter, _ *http.Request) {
+	out := []queueView{}
+	for _, name := range d.SQS.ListQueues("") {
+		q, err := d.SQS.Queue(name)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		attrs, _ := q.Attributes([]string{sqs.AttrApproximateNumberOfMessages, sqs.AttrApproximateNotVisible, sqs.AttrApproximateDelayed})
+		v := queueView{Name: name, Arn: q.Arn(), Fifo: q.Fifo(), NoisyGroups: q.NoisyGroups()}
+		for _, a := range attrs {
+			n, _ := strconv.Atoi(a.Value)
+			switch a.Name {
+			case sqs.AttrApproximateNumberOfMessages:
+				v.Visible = n
+			case sqs.AttrApproximateNotVisible:
+				v.InFlight = n
+			case sqs.AttrApproximateDelayed:
+				v.Delayed = n
+			}
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queues": out})
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -91,3 +91,39 @@ func equal(a, b []string) bool {
 	}
 	return true
 }
+
+func TestAdjustableAdvanceRunsDueTimersAtOnce(t *testing.T) {
+	t.Parallel()
+	a := NewAdjustable()
+	start := a.Now()
+	fired := make(chan time.Time, 2)
+	a.AfterFunc(time.Hour, func() { fired <- a.Now() })
+	late := a.AfterFunc(3*time.Hour, func() { t.Error("a stopped timer ran") })
+	if !late.Stop() {
+		t.Fatal("Stop reported false")
+	}
+	a.Advance(90 * time.Minute)
+	select {
+	case at := <-fired:
+		if at.Sub(start) < 90*time.Minute {
+			t.Fatalf("ran at +%v", at.Sub(start))
+		}
+	default:
+		t.Fatal("Advance did not run the due timer before returning")
+	}
+	if a.Offset() != 90*time.Minute {
+		t.Fatalf("offset %v", a.Offset())
+	}
+}
+
+func TestAdjustableRunsTimersOnTheWallClock(t *testing.T) {
+	t.Parallel()
+	a := NewAdjustable()
+	done := make(chan struct{})
+	a.AfterFunc(10*time.Millisecond, func() { close(done) })
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("timer did not fire on the wall clock")
+	}
+}

@@ -1,0 +1,116 @@
+package clock
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+)
+
+// Adjustable is the wall clock plus an offset that only grows: fanout's
+// default clock, so that a running server can be moved forward through
+// /_fanout/clock. Its timers live in one heap served by a single runtime
+// timer; moving the clock forward runs whatever falls due, in order.
+type Adjustable struct {
+	mu      sync.Mutex
+	offset  time.Duration
+	pending timerHeap
+	seq     uint64
+	wake    *time.Timer
+	running sync.Mutex // due work runs one batch at a time, in order
+}
+
+// NewAdjustable returns an Adjustable clock reading the wall clock.
+func NewAdjustable() *Adjustable { return &Adjustable{} }
+
+// Now returns the wall clock plus the offset.
+func (a *Adjustable) Now() time.Time {
+	a.mu.Lock()
+	off := a.offset
+	a.mu.Unlock()
+	return time.Now().Add(off)
+}
+
+// Offset returns how far the clock has been moved ahead of the wall clock.
+func (a *Adjustable) Offset() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.offset
+}
+
+// AfterFunc runs f in a goroutine of the clock once d has passed on it.
+func (a *Adjustable) AfterFunc(d time.Duration, f func()) Timer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seq++
+	t := &adjTimer{clock: a, mt: &manualTimer{at: time.Now().Add(a.offset + d), seq: a.seq, f: f}}
+	heap.Push(&a.pending, t.mt)
+	a.rearmLocked()
+	return t
+}
+
+// Advance moves the clock forward by d and runs what falls due before it returns.
+func (a *Adjustable) Advance(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	a.mu.Lock()
+	a.offset += d
+	a.mu.Unlock()
+	a.runDue()
+}
+
+func (a *Adjustable) runDue() {
+	a.running.Lock()
+	defer a.running.Unlock()
+	for {
+		a.mu.Lock()
+		now := time.Now().Add(a.offset)
+		if len(a.pending) == 0 || a.pending[0].at.After(now) {
+			a.rearmLocked()
+			a.mu.Unlock()
+			return
+		}
+		t := heap.Pop(&a.pending).(*manualTimer)
+		a.mu.Unlock()
+		t.f()
+	}
+}
+
+// rearmLocked points the runtime timer at the earliest pending deadline.
+func (a *Adjustable) rearmLocked() {
+	if len(a.pending) == 0 {
+		if a.wake != nil {
+			a.wake.Stop()
+		}
+		return
+	}
+	d := time.Until(a.pending[0].at.Add(-a.offset))
+	if a.wake == nil {
+		a.wake = time.AfterFunc(d, a.runDue)
+		return
+	}
+	a.wake.Reset(d)
+}
+
+type adjTimer struct {
+	clock *Adjustable
+	mt    *manualTimer
+}
+
+func (t *adjTimer) Stop() bool {
+	a := t.clock
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if t.mt.index < 0 {
+		return false
+	}
+	heap.Remove(&a.pending, t.mt.index)
+	return true
+}
+
+// Advancer is a clock that can be moved forward: Manual and Adjustable.
+type Advancer interface {
+	Clock
+	Advance(d time.Duration)
+	Offset() time.Duration
+}
