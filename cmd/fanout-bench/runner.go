@@ -43,7 +43,7 @@ type workload struct {
 // phase is one warm-up or timed interval, shared by its goroutines.
 type phase struct {
 	start, end time.Time
-	stop       context.Context // done at end; long polls use it so they never overrun
+	stop       context.Context // done at end, for goroutines waiting on something else
 	timed      bool            // false during the warm-up
 	count      atomic.Int64    // free for scenarios (e.g. messages drained)
 }

@@ -284,7 +284,10 @@ func produced(fs []*feed, n int) {
 
 // receiveLoop long-polls q for what f is owed, deletes what it gets and
 // samples e2e latency from stamped bodies sent during this phase. It returns
-// when the phase ends.
+// when the phase ends, but lets a poll in flight finish and deletes what it
+// brought: a poll cut off client-side may still have taken messages, which
+// would then stay invisible, and on a FIFO queue lock their group, for the
+// whole visibility timeout.
 func receiveLoop(ctx context.Context, w *worker, dp dataPlane, q string, f *feed) {
 	stop := w.ph.stop
 	for stop.Err() == nil {
@@ -299,13 +302,11 @@ func receiveLoop(ctx context.Context, w *worker, dp dataPlane, q string, f *feed
 		var msgs []message
 		err := w.do("receive", func() (int, error) {
 			var err error
-			msgs, err = dp.receiveMessage(stop, q, int(min(owed, 10)), 1)
+			msgs, err = dp.receiveMessage(ctx, q, int(min(owed, 10)), 1)
 			return len(msgs), err
 		})
 		if err != nil {
-			if stop.Err() == nil {
-				time.Sleep(time.Millisecond)
-			}
+			time.Sleep(time.Millisecond) // don't spin on a failing server
 			continue
 		}
 		if len(msgs) == 0 {
