@@ -22,11 +22,26 @@ import (
 // The evaluation below gets the same answer without building those
 // records: an array matches a set of keys when one of its elements does.
 
-// enumerationBudget bounds the extra work when a payload offers several
-// routes to the same path (both "a" and "a.b" as keys, or a repeated key):
-// such payloads are matched by trying combinations of routes, at most this
-// many per Match. Past the budget the message does not match.
-const enumerationBudget = 256
+// Work on a body is bounded so that no message, however it is built, can
+// make Match slow. Two budgets apply per Match; past either, the message
+// does not match (a deterministic answer, reached only by pathological
+// bodies).
+const (
+	// enumerationBudget bounds the combinations tried when a payload
+	// offers several routes to the same path (both "a" and "a.b" as keys,
+	// or a repeated key).
+	enumerationBudget = 256
+	// scanPerAlternative and maxScan bound the bytes gjson is asked to
+	// scan. gjson re-scans a nested value at each level it is entered
+	// from, so a body nested thousands of levels deep would otherwise
+	// cost time quadratic in its size. Ordinary bodies need a few times
+	// their size per alternative.
+	scanPerAlternative = 16
+	maxScan            = 256 << 20
+	minScan            = 1 << 20
+	// routeCost is what a route is charged, in bytes scanned.
+	routeCost = 64
+)
 
 // Which outcomes may satisfy an item: a present value matching one of its
 // conditions, absence (through {"exists":false}), or either.
@@ -54,6 +69,17 @@ func (it *item) absent() bool {
 	return it.mode&allowAbsent != 0 && it.k.existsFalse
 }
 
+// canBePresent reports whether some condition can accept a present value
+// (anything but {"exists":false}).
+func (k *keyMatcher) canBePresent() bool {
+	for i := range k.conds {
+		if c := &k.conds[i]; c.op != opExists || c.exists {
+			return true
+		}
+	}
+	return false
+}
+
 func allAbsent(items []item) bool {
 	for i := range items {
 		if !items[i].absent() {
@@ -64,8 +90,29 @@ func allAbsent(items []item) bool {
 }
 
 type bodyMatcher struct {
-	budget int
+	budget int // combinations left to enumerate
+	scan   int // bytes left to scan
+	// exhausted is set once a budget runs out; everything then fails.
+	exhausted bool
 }
+
+func newBodyMatcher(body string, alternatives int) *bodyMatcher {
+	scan := min(scanPerAlternative*alternatives*len(body), maxScan) + minScan
+	return &bodyMatcher{budget: enumerationBudget, scan: scan}
+}
+
+// spend accounts for n bytes' worth of work and reports whether work may
+// go on.
+func (bm *bodyMatcher) spend(n int) bool {
+	bm.scan -= n
+	if bm.scan < 0 {
+		bm.exhausted = true
+	}
+	return !bm.exhausted
+}
+
+// charge accounts for scanning v.
+func (bm *bodyMatcher) charge(v gjson.Result) bool { return bm.spend(len(v.Raw)) }
 
 // parseBody checks that the body is a JSON object; anything else matches
 // no body-scope policy.
@@ -78,17 +125,27 @@ func parseBody(body string) (gjson.Result, bool) {
 }
 
 func (p *Policy) matchBody(body string) bool {
+	matched, _ := p.bodyMatch(body)
+	return matched
+}
+
+// bodyMatch also reports whether a work budget ran out, which forces the
+// answer to false.
+func (p *Policy) bodyMatch(body string) (matched, exhausted bool) {
 	root, ok := parseBody(body)
 	if !ok {
-		return false
+		return false, false
 	}
-	bm := bodyMatcher{budget: enumerationBudget}
+	bm := newBodyMatcher(body, len(p.alts))
 	for _, a := range p.alts {
-		if bm.alternative(root, a) {
-			return true
+		if bm.alternative(root, a) && !bm.exhausted {
+			return true, false
+		}
+		if bm.exhausted {
+			return false, true
 		}
 	}
-	return false
+	return false, false
 }
 
 func (bm *bodyMatcher) alternative(root gjson.Result, a *alternative) bool {
@@ -104,6 +161,9 @@ func (bm *bodyMatcher) alternative(root gjson.Result, a *alternative) bool {
 // itself, the others against its members.
 func (bm *bodyMatcher) value(v gjson.Result, items []item) bool {
 	if v.IsArray() {
+		if !bm.charge(v) {
+			return false
+		}
 		elements, ok := 0, false
 		v.ForEach(func(_, e gjson.Result) bool {
 			elements++
@@ -156,6 +216,9 @@ type route struct {
 // object tests items (none of them leaves) against the members of a JSON
 // object.
 func (bm *bodyMatcher) object(obj gjson.Result, items []item) bool {
+	if !bm.charge(obj) {
+		return false
+	}
 	var routes []route
 	member := 0
 	obj.ForEach(func(key, val gjson.Result) bool {
@@ -172,6 +235,10 @@ func (bm *bodyMatcher) object(obj gjson.Result, items []item) bool {
 		member++
 		return true
 	})
+	// Each route costs work of its own, beyond the bytes scanned.
+	if !bm.spend(routeCost * len(routes)) {
+		return false
+	}
 	counts := make([]int, len(items))
 	several := false
 	for _, r := range routes {
@@ -226,11 +293,18 @@ func (bm *bodyMatcher) enumerate(routes []route, counts []int, items []item) boo
 	sel := make([]route, 0, len(routes))
 	var try func(i int) bool
 	try = func(i int) bool {
+		if bm.exhausted {
+			return false
+		}
 		if i == len(items) {
 			if bm.budget <= 0 {
+				bm.exhausted = true
 				return false
 			}
 			bm.budget--
+			if !bm.spend(routeCost * len(routes)) {
+				return false
+			}
 			sel = sel[:0]
 			nth := make([]int, len(items))
 			for _, r := range routes {
@@ -252,7 +326,7 @@ func (bm *bodyMatcher) enumerate(routes []route, counts []int, items []item) boo
 		if counts[i] <= 1 {
 			return try(i + 1)
 		}
-		if items[i].mode&allowPresent != 0 {
+		if items[i].mode&allowPresent != 0 && items[i].k.canBePresent() {
 			for c := 0; c < counts[i]; c++ {
 				choice[i] = c
 				if try(i + 1) {

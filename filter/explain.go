@@ -79,7 +79,7 @@ func (p *Policy) Explain(m Message) Explanation {
 			return ex
 		}
 		for _, a := range p.alts {
-			ex.Branches = append(ex.Branches, explainBodyBranch(root, a))
+			ex.Branches = append(ex.Branches, explainBodyBranch(root, m.Body, a, len(p.alts)))
 		}
 	} else {
 		for _, a := range p.alts {
@@ -92,6 +92,12 @@ func (p *Policy) Explain(m Message) Explanation {
 			}
 			ex.Branches = append(ex.Branches, br)
 		}
+	}
+	if p.scope == ScopeBody {
+		// The work budget is shared by the alternatives in Match; asking
+		// Match keeps the answers equal even for pathological bodies.
+		ex.Matched = p.matchBody(m.Body)
+		return ex
 	}
 	for _, b := range ex.Branches {
 		ex.Matched = ex.Matched || b.Matched
@@ -242,17 +248,22 @@ func explainStringArray(k *keyMatcher, s string, ke *KeyExplanation) {
 	}
 }
 
-func explainBodyBranch(root gjson.Result, a *alternative) BranchExplanation {
-	bm := bodyMatcher{budget: enumerationBudget}
-	br := BranchExplanation{Matched: bm.alternative(root, a)}
+func explainBodyBranch(root gjson.Result, body string, a *alternative, alternatives int) BranchExplanation {
+	// Each branch gets the budget a whole Match would have, so that a
+	// branch matches here exactly when Match finds it does.
+	bm := newBodyMatcher(body, alternatives)
+	br := BranchExplanation{Matched: bm.alternative(root, a) && !bm.exhausted}
+	if bm.exhausted {
+		br.Reason = "the body is too deeply nested or repetitive to match within the work limit"
+	}
 	all := true
 	for _, k := range a.keys {
 		ke := KeyExplanation{Key: k.path, Conditions: conditionSources(k)}
-		one := bodyMatcher{budget: enumerationBudget}
-		ke.Matched = one.alternative(root, &alternative{keys: []*keyMatcher{k}})
+		one := newBodyMatcher(body, alternatives)
+		ke.Matched = one.alternative(root, &alternative{keys: []*keyMatcher{k}}) && !one.exhausted
 		all = all && ke.Matched
 		var vals []value
-		collectValues(root, k.path, false, &vals)
+		collectValues(root, k.path, false, &vals, newBodyMatcher(body, 1))
 		ke.Present = len(vals) > 0
 		for i := range vals {
 			if i == maxExplainValues {
@@ -277,7 +288,7 @@ func explainBodyBranch(root gjson.Result, a *alternative) BranchExplanation {
 		}
 		br.Keys = append(br.Keys, ke)
 	}
-	if !br.Matched && all {
+	if !br.Matched && all && br.Reason == "" {
 		br.Reason = "each key matches on its own, but not within the same element of an array of objects"
 	}
 	return br
@@ -285,13 +296,16 @@ func explainBodyBranch(root gjson.Result, a *alternative) BranchExplanation {
 
 // collectValues gathers the leaf values at a dotted path, through every
 // route and array element, stopping after a bounded number.
-func collectValues(v gjson.Result, rem string, leaf bool, out *[]value) {
+func collectValues(v gjson.Result, rem string, leaf bool, out *[]value, bm *bodyMatcher) {
 	if len(*out) > maxExplainValues {
 		return
 	}
 	if v.IsArray() {
+		if !bm.charge(v) {
+			return
+		}
 		v.ForEach(func(_, e gjson.Result) bool {
-			collectValues(e, rem, leaf, out)
+			collectValues(e, rem, leaf, out, bm)
 			return len(*out) <= maxExplainValues
 		})
 		return
@@ -302,16 +316,16 @@ func collectValues(v gjson.Result, rem string, leaf bool, out *[]value) {
 		}
 		return
 	}
-	if !v.IsObject() {
+	if !v.IsObject() || !bm.charge(v) {
 		return
 	}
 	v.ForEach(func(key, val gjson.Result) bool {
 		name := key.Str
 		switch {
 		case rem == name:
-			collectValues(val, "", true, out)
+			collectValues(val, "", true, out, bm)
 		case len(rem) > len(name) && rem[len(name)] == '.' && strings.HasPrefix(rem, name):
-			collectValues(val, rem[len(name)+1:], false, out)
+			collectValues(val, rem[len(name)+1:], false, out, bm)
 		}
 		return len(*out) <= maxExplainValues
 	})
