@@ -176,7 +176,10 @@ func (bm *bodyMatcher) value(v gjson.Result, items []item) bool {
 		}
 		return ok
 	}
-	var rest []item
+	var restBuf [MaxKeys]item
+	rest := restBuf[:0]
+	var val value
+	converted := false
 	for i := range items {
 		it := &items[i]
 		if !it.leaf {
@@ -191,7 +194,9 @@ func (bm *bodyMatcher) value(v gjson.Result, items []item) bool {
 			}
 			continue
 		}
-		val := resultValue(v)
+		if !converted {
+			val, converted = resultValue(v), true
+		}
 		if !it.present(&val) {
 			return false
 		}
@@ -219,7 +224,8 @@ func (bm *bodyMatcher) object(obj gjson.Result, items []item) bool {
 	if !bm.charge(obj) {
 		return false
 	}
-	var routes []route
+	var routeBuf [MaxKeys]route
+	routes := routeBuf[:0]
 	member := 0
 	obj.ForEach(func(key, val gjson.Result) bool {
 		name := key.Str
@@ -239,7 +245,13 @@ func (bm *bodyMatcher) object(obj gjson.Result, items []item) bool {
 	if !bm.spend(routeCost * len(routes)) {
 		return false
 	}
-	counts := make([]int, len(items))
+	var countBuf [MaxKeys]int
+	counts := countBuf[:0]
+	if len(items) <= MaxKeys {
+		counts = countBuf[:len(items)]
+	} else {
+		counts = make([]int, len(items))
+	}
 	several := false
 	for _, r := range routes {
 		counts[r.item]++
@@ -250,7 +262,8 @@ func (bm *bodyMatcher) object(obj gjson.Result, items []item) bool {
 	if !several {
 		return bm.routed(routes, items)
 	}
-	return bm.enumerate(routes, counts, items)
+	e := &enumeration{routes: routes, counts: counts, items: items, choice: make([]int, len(items))}
+	return bm.enumerate(e, 0)
 }
 
 // routed evaluates items that each take at most the given routes: routes
@@ -258,14 +271,16 @@ func (bm *bodyMatcher) object(obj gjson.Result, items []item) bool {
 // array elements; items without a route are absent.
 func (bm *bodyMatcher) routed(routes []route, items []item) bool {
 	var seenBuf [MaxKeys]bool
-	seen := seenBuf[:]
-	if len(items) > MaxKeys {
+	seen := seenBuf[:0]
+	if len(items) <= MaxKeys {
+		seen = seenBuf[:len(items)]
+	} else {
 		seen = make([]bool, len(items))
 	}
-	var subs []item
+	var subBuf [MaxKeys]item
 	for i := 0; i < len(routes); {
 		j := i
-		subs = subs[:0]
+		subs := subBuf[:0]
 		for ; j < len(routes) && routes[j].member == routes[i].member; j++ {
 			subs = append(subs, routes[j].sub)
 			seen[routes[j].item] = true
@@ -283,62 +298,67 @@ func (bm *bodyMatcher) routed(routes []route, items []item) bool {
 	return true
 }
 
+// enumeration is the state of a search over routes, for items with
+// several routes into one object.
+type enumeration struct {
+	routes []route
+	counts []int // routes per item
+	items  []item
+	// choice[i] is, for an item with several routes, the index of the
+	// route it takes among its own, or -1 for "absent along all".
+	choice []int
+}
+
 // enumerate handles items with several routes. Their value set is the
 // union over the routes, so such an item is satisfied either by a matching
 // value along one route (tried in turn) or by absence along all of them.
-func (bm *bodyMatcher) enumerate(routes []route, counts []int, items []item) bool {
-	// choice[i] is, for an item with several routes, the index of the
-	// route it takes among its own, or -1 for "absent along all".
-	choice := make([]int, len(items))
-	sel := make([]route, 0, len(routes))
-	var try func(i int) bool
-	try = func(i int) bool {
-		if bm.exhausted {
-			return false
+// It chooses for items i onwards.
+func (bm *bodyMatcher) enumerate(e *enumeration, i int) bool {
+	if bm.exhausted {
+		return false
+	}
+	if i < len(e.items) {
+		it := &e.items[i]
+		if e.counts[i] <= 1 {
+			return bm.enumerate(e, i+1)
 		}
-		if i == len(items) {
-			if bm.budget <= 0 {
-				bm.exhausted = true
-				return false
-			}
-			bm.budget--
-			if !bm.spend(routeCost * len(routes)) {
-				return false
-			}
-			sel = sel[:0]
-			nth := make([]int, len(items))
-			for _, r := range routes {
-				n := nth[r.item]
-				nth[r.item]++
-				switch {
-				case counts[r.item] <= 1:
-				case choice[r.item] == -1:
-					r.sub.mode &= allowAbsent
-				case choice[r.item] == n:
-					r.sub.mode &= allowPresent
-				default:
-					continue
-				}
-				sel = append(sel, r)
-			}
-			return bm.routed(sel, items)
-		}
-		if counts[i] <= 1 {
-			return try(i + 1)
-		}
-		if items[i].mode&allowPresent != 0 && items[i].k.canBePresent() {
-			for c := 0; c < counts[i]; c++ {
-				choice[i] = c
-				if try(i + 1) {
+		if it.mode&allowPresent != 0 && it.k.canBePresent() {
+			for c := 0; c < e.counts[i]; c++ {
+				e.choice[i] = c
+				if bm.enumerate(e, i+1) {
 					return true
 				}
 			}
 		}
-		if items[i].absent() {
-			choice[i] = -1
-			return try(i + 1)
+		if it.absent() {
+			e.choice[i] = -1
+			return bm.enumerate(e, i+1)
 		}
 		return false
 	}
-	return try(0)
+	if bm.budget <= 0 {
+		bm.exhausted = true
+		return false
+	}
+	bm.budget--
+	if !bm.spend(routeCost * len(e.routes)) {
+		return false
+	}
+	sel := make([]route, 0, len(e.routes))
+	nth := make([]int, len(e.items))
+	for _, r := range e.routes {
+		n := nth[r.item]
+		nth[r.item]++
+		switch {
+		case e.counts[r.item] <= 1:
+		case e.choice[r.item] == -1:
+			r.sub.mode &= allowAbsent
+		case e.choice[r.item] == n:
+			r.sub.mode &= allowPresent
+		default:
+			continue
+		}
+		sel = append(sel, r)
+	}
+	return bm.routed(sel, e.items)
 }

@@ -273,20 +273,57 @@ func (k *keyMatcher) matchAttribute(a Attribute, ok bool) bool {
 //
 // https://docs.aws.amazon.com/sns/latest/dg/string-value-matching.html
 func (k *keyMatcher) matchStringArray(s string) bool {
+	if k.existsTrue {
+		// The attribute is present, whatever its value.
+		return true
+	}
 	if !gjson.Valid(s) {
-		return k.existsTrue
+		return false
 	}
 	arr := gjson.Parse(s)
 	if !arr.IsArray() {
-		return k.existsTrue
+		return false
 	}
+	if len(k.conds) > 64 {
+		return k.matchStringArraySlow(arr)
+	}
+	// One pass over the elements: a positive condition may match at once;
+	// excluded records the anything-but conditions some element failed.
+	var negative, excluded uint64
+	for i := range k.conds {
+		if op := k.conds[i].op; op == opAnythingBut || op == opAnythingButPrefix {
+			negative |= 1 << i
+		}
+	}
+	elements, found := 0, false
+	arr.ForEach(func(_, e gjson.Result) bool {
+		elements++
+		v := resultValue(e)
+		for i := range k.conds {
+			c := &k.conds[i]
+			switch {
+			case c.op == opExists:
+			case negative&(1<<i) != 0:
+				if !c.match(&v) {
+					excluded |= 1 << i
+				}
+			case c.match(&v):
+				found = true
+				return false
+			}
+		}
+		return true
+	})
+	return found || (elements > 0 && negative&^excluded != 0)
+}
+
+// matchStringArraySlow is matchStringArray for keys with more conditions
+// than fit the bit sets: one pass per condition.
+func (k *keyMatcher) matchStringArraySlow(arr gjson.Result) bool {
 	for i := range k.conds {
 		c := &k.conds[i]
 		switch c.op {
 		case opExists:
-			if c.exists {
-				return true
-			}
 		case opAnythingBut, opAnythingButPrefix:
 			n, excluded := 0, false
 			arr.ForEach(func(_, e gjson.Result) bool {
