@@ -6,7 +6,23 @@
 // nothing, or both alternately, and reports calls/s, messages/s, p50/p99
 // latency, errors and the server's CPU time per call and per message.
 //
-// Run "go run ./cmd/fanout-bench -h" from the repository for the flags.
+// Examples, from the repository root:
+//
+//	go run ./cmd/fanout-bench                                  # quick set against fanout
+//	go run ./cmd/fanout-bench --target both --client both      # fanout vs null, A B A B A B
+//	go run ./cmd/fanout-bench --scenario publish --subs 1,3,10 --target null
+//	go run ./cmd/fanout-bench --scenario drain --queued 1000000 --client http
+//	go run ./cmd/fanout-bench --target http://127.0.0.1:4566 --json > out.json
+//
+// Each run prints one row per operation: calls/s and messages/s over the
+// timed phase, p50 and p99 latency of successful calls, and errors. On the
+// scenario's primary operation it also prints the server's CPU time (utime +
+// stime of the subprocess, for everything the run made it do, receivers
+// included) per primary call and per primary message, and this tool's own CPU
+// per call, since on a small machine the load generator competes with the
+// server. Rows named e2e are latency samples from send or publish to receipt.
+//
+// Run "go run ./cmd/fanout-bench -h" for the flags.
 package main
 
 import (
