@@ -303,6 +303,10 @@ func run(ctx context.Context, cfg *config) error {
 			for round := 1; round <= cfg.rounds; round++ {
 				for _, t := range targets {
 					seq++
+					if !t.alive() {
+						finish(cfg, report, results)
+						return fmt.Errorf("%s server exited unexpectedly", t.name)
+					}
 					cs := clients[t]
 					e := &env{
 						cfg:    cfg,

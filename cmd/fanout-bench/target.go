@@ -157,6 +157,20 @@ func (t *target) stop() {
 	}
 }
 
+// alive reports whether a subprocess target is still running (always true
+// for a URL target).
+func (t *target) alive() bool {
+	if t.exited == nil {
+		return true
+	}
+	select {
+	case <-t.exited:
+		return false
+	default:
+		return true
+	}
+}
+
 // pid is the server's process id, or 0 when this tool did not start it.
 func (t *target) pid() int {
 	if t.cmd == nil || t.cmd.Process == nil {
