@@ -135,7 +135,8 @@ func expectEmpty(ctx context.Context, c *sqs.Client, url string) {
 }
 
 // receiveAll collects n messages from q (several receives on AWS, which may
-// return fewer than are available), hiding each for visibility seconds.
+// return fewer than are available), hiding each for visibility seconds (0:
+// the queue's VisibilityTimeout; the SDK leaves a zero out of the request).
 func receiveAll(ctx context.Context, q queue, n int, visibility int32) []types.Message {
 	GinkgoHelper()
 	var got []types.Message

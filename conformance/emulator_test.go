@@ -1,0 +1,151 @@
+package conformance
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fanout/fanout/internal/clock"
+)
+
+// These specs check AWS behaviour over windows of time too long to wait for
+// in real time, on a second fanout whose clock only moves when told. They
+// describe AWS's behaviour but can only run on the emulator.
+var _ = Describe("Time windows on a manual clock", Label(emulatorOnly), func() {
+	var (
+		mc  *sqs.Client
+		clk *clock.Manual
+	)
+	BeforeEach(func() { mc, clk = manualServer() })
+
+	It("refuses to re-create a queue within 60 s of deleting it with QueueDeletedRecently", func(ctx SpecContext) {
+		q := createQueueOn(ctx, mc, "recreate", nil)
+		_, err := mc.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(q.URL)})
+		Expect(err).NotTo(HaveOccurred())
+
+		create := func() error {
+			_, err := mc.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(q.Name)})
+			return err
+		}
+		err = create()
+		Expect(err).To(BeAPIError[*types.QueueDeletedRecently]())
+		Expect(err).To(HaveErrorCode("AWS.SimpleQueueService.QueueDeletedRecently"))
+		Expect(errorMessage(err)).To(ContainSubstring("You must wait 60 seconds after deleting a queue"))
+
+		clk.Advance(30 * time.Second)
+		Expect(create()).To(BeAPIError[*types.QueueDeletedRecently]())
+
+		clk.Advance(31 * time.Second)
+		Expect(create()).To(Succeed())
+		// The new queue starts empty and with default attributes.
+		Expect(queueAttrs(ctx, mc, q.URL, types.QueueAttributeNameApproximateNumberOfMessages)).To(HaveKeyWithValue("ApproximateNumberOfMessages", "0"))
+	})
+
+	It("drops messages older than MessageRetentionPeriod", func(ctx SpecContext) {
+		q := createQueueOn(ctx, mc, "retention", map[string]string{"MessageRetentionPeriod": "60"})
+		_, err := mc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("old")})
+		Expect(err).NotTo(HaveOccurred())
+		clk.Advance(30 * time.Second)
+		_, err = mc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("young")})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(queueAttrs(ctx, mc, q.URL, types.QueueAttributeNameApproximateNumberOfMessages)).To(HaveKeyWithValue("ApproximateNumberOfMessages", "2"))
+
+		clk.Advance(31 * time.Second)
+		Expect(queueAttrs(ctx, mc, q.URL, types.QueueAttributeNameApproximateNumberOfMessages)).To(HaveKeyWithValue("ApproximateNumberOfMessages", "1"))
+		out, err := mc.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 10})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out.Messages).To(HaveLen(1))
+		Expect(aws.ToString(out.Messages[0].Body)).To(Equal("young"))
+
+		// Retention counts from the send, not from the receive: once the
+		// visibility timeout has run out the message is past its retention.
+		clk.Advance(35 * time.Second)
+		Expect(queueAttrs(ctx, mc, q.URL, types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)).
+			To(Equal(map[string]string{"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}))
+		expectEmpty(ctx, mc, q.URL)
+	})
+
+	It("returns a message when its visibility timeout has passed on the clock", func(ctx SpecContext) {
+		q := createQueueOn(ctx, mc, "visclock", nil)
+		_, err := mc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("tick")})
+		Expect(err).NotTo(HaveOccurred())
+		receive := func() *sqs.ReceiveMessageOutput {
+			out, err := mc.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+				QueueUrl:                    aws.String(q.URL),
+				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount},
+			})
+			Expect(err).NotTo(HaveOccurred())
+			return out
+		}
+		first := receive()
+		Expect(first.Messages).To(HaveLen(1))
+		Expect(queueAttrs(ctx, mc, q.URL, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)).To(HaveKeyWithValue("ApproximateNumberOfMessagesNotVisible", "1"))
+
+		clk.Advance(29 * time.Second)
+		Expect(receive().Messages).To(BeEmpty())
+		clk.Advance(2 * time.Second)
+		second := receive()
+		Expect(second.Messages).To(HaveLen(1))
+		Expect(second.Messages[0].Attributes).To(HaveKeyWithValue("ApproximateReceiveCount", "2"))
+
+		// ChangeMessageVisibility counts the new timeout from now.
+		clk.Advance(20 * time.Second)
+		_, err = mc.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+			QueueUrl: aws.String(q.URL), ReceiptHandle: second.Messages[0].ReceiptHandle, VisibilityTimeout: 60,
+		})
+		Expect(err).NotTo(HaveOccurred())
+		clk.Advance(59 * time.Second)
+		Expect(receive().Messages).To(BeEmpty())
+		clk.Advance(2 * time.Second)
+		Expect(receive().Messages).To(HaveLen(1))
+	})
+
+	It("delivers a message delayed by 900 s when the delay has passed", func(ctx SpecContext) {
+		q := createQueueOn(ctx, mc, "delayclock", nil)
+		_, err := mc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("slow"), DelaySeconds: 900})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(queueAttrs(ctx, mc, q.URL, types.QueueAttributeNameApproximateNumberOfMessagesDelayed)).To(HaveKeyWithValue("ApproximateNumberOfMessagesDelayed", "1"))
+
+		clk.Advance(899 * time.Second)
+		expectEmpty(ctx, mc, q.URL)
+		clk.Advance(2 * time.Second)
+		Expect(queueAttrs(ctx, mc, q.URL, types.QueueAttributeNameApproximateNumberOfMessagesDelayed, types.QueueAttributeNameApproximateNumberOfMessages)).
+			To(Equal(map[string]string{"ApproximateNumberOfMessagesDelayed": "0", "ApproximateNumberOfMessages": "1"}))
+		out, err := mc.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out.Messages).To(HaveLen(1))
+	})
+
+	It("allows another PurgeQueue 60 s after the last", func(ctx SpecContext) {
+		q := createQueueOn(ctx, mc, "purgeclock", nil)
+		purge := func() error {
+			_, err := mc.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(q.URL)})
+			return err
+		}
+		Expect(purge()).To(Succeed())
+		clk.Advance(59 * time.Second)
+		Expect(purge()).To(BeAPIError[*types.PurgeQueueInProgress]())
+		clk.Advance(2 * time.Second)
+		Expect(purge()).To(Succeed())
+	})
+})
+
+var _ = Describe("fanout's own endpoints", Label(emulatorOnly), func() {
+	It("reports health at GET /_fanout/health", func(ctx SpecContext) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, server.URL()+"/_fanout/health", nil)
+		Expect(err).NotTo(HaveOccurred())
+		resp, err := http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(http.StatusOK))
+		var health struct{ Status string }
+		Expect(json.NewDecoder(resp.Body).Decode(&health)).To(Succeed())
+		Expect(health.Status).To(Equal("ok"))
+	})
+})
