@@ -136,7 +136,8 @@ func BenchmarkMatch200Subscriptions(b *testing.B) {
 }
 
 // TestAttributeMatchDoesNotAllocate pins down the zero-allocation promise
-// of attribute-scope matching.
+// of attribute-scope matching. It is deliberately not parallel:
+// AllocsPerRun counts the whole process's allocations.
 func TestAttributeMatchDoesNotAllocate(t *testing.T) {
 	p := MustCompile(benchLargePolicy, ScopeAttributes)
 	ps := subscriptionPolicies(20, ScopeAttributes)

@@ -43,8 +43,8 @@ type KeyExplanation struct {
 	// Conditions are the key's conditions as written in the policy; any
 	// one of them may match.
 	Conditions []string `json:"conditions"`
-	// Values are the message's values for the key, as JSON (at most
-	// maxExplainValues of them).
+	// Values are the message's values for the key, as JSON (the first 20
+	// at most).
 	Values []string `json:"values,omitempty"`
 	// MatchedValue and Condition say which value satisfied which
 	// condition, when the key matched.
