@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -120,6 +121,58 @@ var _ = Describe("Time windows on a manual clock", Label(emulatorOnly), func() {
 		out, err := mc.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL)})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out.Messages).To(HaveLen(1))
+	})
+
+	It("moves LastModifiedTimestamp, not CreatedTimestamp, on SetQueueAttributes", func(ctx SpecContext) {
+		q := createQueueOn(ctx, mc, "modified", nil)
+		stamps := func() (created, modified int64) {
+			a := queueAttrs(ctx, mc, q.URL, types.QueueAttributeNameCreatedTimestamp, types.QueueAttributeNameLastModifiedTimestamp)
+			var err error
+			created, err = strconv.ParseInt(a["CreatedTimestamp"], 10, 64)
+			Expect(err).NotTo(HaveOccurred())
+			modified, err = strconv.ParseInt(a["LastModifiedTimestamp"], 10, 64)
+			Expect(err).NotTo(HaveOccurred())
+			return created, modified
+		}
+		created, modified := stamps()
+		Expect(created).To(BeNumerically("~", clk.Now().Unix(), 1))
+		Expect(modified).To(Equal(created))
+
+		clk.Advance(100 * time.Second)
+		_, err := mc.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(q.URL), Attributes: map[string]string{"VisibilityTimeout": "40"}})
+		Expect(err).NotTo(HaveOccurred())
+		created2, modified2 := stamps()
+		Expect(created2).To(Equal(created))
+		Expect(modified2).To(BeNumerically("~", created+100, 1))
+	})
+
+	It("ends an empty long poll when WaitTimeSeconds passes on the clock", func(ctx SpecContext) {
+		q := createQueueOn(ctx, mc, "pollclock", nil)
+		type result struct {
+			n   int
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			defer GinkgoRecover()
+			out, err := mc.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), WaitTimeSeconds: 20})
+			if err != nil {
+				done <- result{err: err}
+				return
+			}
+			done <- result{n: len(out.Messages)}
+		}()
+		// Real time alone does not end it.
+		Consistently(done, 300*time.Millisecond).ShouldNot(Receive())
+		// 20 s on the clock does. (Advance again in case the first one came
+		// before the poll started waiting.)
+		var r result
+		Eventually(func(g Gomega) {
+			clk.Advance(20 * time.Second)
+			g.Expect(done).To(Receive(&r))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.n).To(Equal(0))
 	})
 
 	It("allows another PurgeQueue 60 s after the last", func(ctx SpecContext) {

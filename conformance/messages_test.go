@@ -168,6 +168,68 @@ var _ = Describe("Messages", func() {
 		Expect(err).NotTo(HaveOccurred())
 	})
 
+	It("keeps AWSTraceHeader apart from the message attributes and digests it", func(ctx SpecContext) {
+		q := createQueue(ctx, "trace", nil)
+		attrs := map[string]types.MessageAttributeValue{"timestamp": {DataType: aws.String("Number"), StringValue: aws.String("1493147359900")}}
+		trace := "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+		plain, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("test"), MessageAttributes: attrs})
+		Expect(err).NotTo(HaveOccurred())
+		traced, err := client.SendMessage(ctx, &sqs.SendMessageInput{
+			QueueUrl: aws.String(q.URL), MessageBody: aws.String("test"), MessageAttributes: attrs,
+			MessageSystemAttributes: map[string]types.MessageSystemAttributeValue{
+				"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String(trace)},
+			},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(plain.MD5OfMessageSystemAttributes).To(BeNil())
+		Expect(aws.ToString(traced.MD5OfMessageAttributes)).To(Equal(aws.ToString(plain.MD5OfMessageAttributes)))
+		// Digest recorded from AWS for this header.
+		Expect(aws.ToString(traced.MD5OfMessageSystemAttributes)).To(Equal("5ae4d5d7636402d80f4eb6d213245a88"))
+
+		traces := map[string]string{} // message id -> AWSTraceHeader
+		Eventually(func(g Gomega) {
+			out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+				QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
+				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAWSTraceHeader},
+				MessageAttributeNames:       []string{"All"},
+			})
+			g.Expect(err).NotTo(HaveOccurred())
+			for _, m := range out.Messages {
+				traces[aws.ToString(m.MessageId)] = m.Attributes["AWSTraceHeader"]
+				g.Expect(m.MessageAttributes).To(HaveLen(1), "AWSTraceHeader is not a message attribute")
+			}
+			g.Expect(traces).To(HaveLen(2))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(traces).To(Equal(map[string]string{aws.ToString(plain.MessageId): "", aws.ToString(traced.MessageId): trace}))
+	})
+
+	It("refuses an empty String attribute value", func(ctx SpecContext) {
+		q := createQueue(ctx, "emptyattr", nil)
+		_, err := client.SendMessage(ctx, &sqs.SendMessageInput{
+			QueueUrl: aws.String(q.URL), MessageBody: aws.String("test"),
+			MessageAttributes: map[string]types.MessageAttributeValue{"ErrorDetails": strAttr("")},
+		})
+		Expect(err).To(HaveErrorCode("InvalidParameterValue"))
+		Expect(errorMessage(err)).To(Equal("Message (user) attribute 'ErrorDetails' must contain a non-empty value of type 'String'."))
+	})
+
+	It("refuses DelaySeconds above 900", func(ctx SpecContext) {
+		q := createQueue(ctx, "delay901", nil)
+		_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("x"), DelaySeconds: 901})
+		Expect(err).To(HaveErrorCode("InvalidParameterValue"))
+	})
+
+	It("accepts a MessageGroupId on a standard queue and returns it as a system attribute", func(ctx SpecContext) {
+		// Fair queues (July 2025): the group id only names a tenant.
+		q := createQueue(ctx, "fair", nil)
+		sent, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("tenant"), MessageGroupId: aws.String("tenant-1")})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sent.SequenceNumber).To(BeNil())
+		m := receiveOne(ctx, q, &sqs.ReceiveMessageInput{MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll}})
+		Expect(m.Attributes).To(HaveKeyWithValue("MessageGroupId", "tenant-1"))
+		Expect(m.Attributes).NotTo(HaveKey("SequenceNumber"))
+	})
+
 	It("refuses an empty body with MissingParameter", func(ctx SpecContext) {
 		q := createQueue(ctx, "emptybody", nil)
 		_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("")})
@@ -225,6 +287,42 @@ var _ = Describe("Visibility", func() {
 		send(ctx, q, "hold")
 		receiveOne(ctx, q, &sqs.ReceiveMessageInput{VisibilityTimeout: 30})
 		expectEmpty(ctx, client, q.URL)
+	})
+
+	It("accepts a stale receipt handle on DeleteMessage of a standard queue", func(ctx SpecContext) {
+		q := createQueue(ctx, "stale", nil)
+		send(ctx, q, "stale")
+		first := receiveOne(ctx, q, nil)
+		_, err := client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(q.URL), ReceiptHandle: first.ReceiptHandle, VisibilityTimeout: 0})
+		Expect(err).NotTo(HaveOccurred())
+		second := receiveOne(ctx, q, nil)
+		Expect(second.ReceiptHandle).NotTo(Equal(first.ReceiptHandle))
+		// Only the latest handle is sure to delete; an older one still
+		// answers success (the message may stay).
+		_, err = client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: first.ReceiptHandle})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: second.ReceiptHandle})
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("refuses ChangeMessageVisibility for a deleted message", func(ctx SpecContext) {
+		q := createQueue(ctx, "visdeleted", nil)
+		send(ctx, q, "gone")
+		m := receiveOne(ctx, q, nil)
+		_, err := client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 10})
+		Expect(err).To(HaveErrorCode("InvalidParameterValue"))
+		Expect(errorMessage(err)).To(ContainSubstring("Message does not exist or is not available for visibility timeout change"))
+	})
+
+	It("refuses a receipt handle of another queue with ReceiptHandleIsInvalid", func(ctx SpecContext) {
+		a := createQueue(ctx, "handle-a", nil)
+		b := createQueue(ctx, "handle-b", nil)
+		send(ctx, a, "mine")
+		m := receiveOne(ctx, a, nil)
+		_, err := client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(b.URL), ReceiptHandle: m.ReceiptHandle})
+		Expect(err).To(BeAPIError[*types.ReceiptHandleIsInvalid]())
 	})
 
 	It("refuses a malformed receipt handle with ReceiptHandleIsInvalid", func(ctx SpecContext) {

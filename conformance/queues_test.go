@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -67,11 +68,76 @@ var _ = Describe("Queue lifecycle", func() {
 		Expect(err).To(BeAPIError[*types.QueueNameExists]())
 		Expect(err).To(HaveErrorCode("QueueAlreadyExists"))
 		Expect(errorMessage(err)).To(ContainSubstring("VisibilityTimeout"))
+
+		// The comparison is with the queue's current values, so after a
+		// change the new value matches and the old one does not.
+		_, err = client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(q.URL), Attributes: map[string]string{"DelaySeconds": "2"}})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			again, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(q.Name), Attributes: map[string]string{"VisibilityTimeout": "45", "DelaySeconds": "2"}})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(aws.ToString(again.QueueUrl)).To(Equal(q.URL))
+		}).WithContext(ctx).Should(Succeed())
+		_, err = client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(q.Name), Attributes: attrs})
+		Expect(err).To(BeAPIError[*types.QueueNameExists]())
+		Expect(errorMessage(err)).To(ContainSubstring("DelaySeconds"))
 	})
 
-	It("rejects an invalid queue name", func(ctx SpecContext) {
-		_, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(prefix + "bad name!")})
-		Expect(err).To(HaveErrorCode("InvalidParameterValue"))
+	It("treats a default value given explicitly as equal to the default", func(ctx SpecContext) {
+		q := createQueue(ctx, "idem-default", nil)
+		again, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(q.Name), Attributes: map[string]string{"VisibilityTimeout": "30", "DelaySeconds": "0"}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(aws.ToString(again.QueueUrl)).To(Equal(q.URL))
+	})
+
+	It("rejects invalid queue names and FIFO settings on a standard queue", func(ctx SpecContext) {
+		create := func(name string, attrs map[string]string) error {
+			_, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+			if err == nil {
+				// Should it have been created after all, do not leave it.
+				DeferCleanup(func(ctx SpecContext) {
+					out, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+					if err == nil {
+						deleteQuietly(ctx, client, aws.ToString(out.QueueUrl))
+					}
+				})
+			}
+			return err
+		}
+		Expect(create(prefix+"bad name!", nil)).To(HaveErrorCode("InvalidParameterValue"))
+		Expect(create(prefix+strings.Repeat("x", 81-len(prefix)), nil)).To(HaveErrorCode("InvalidParameterValue"))
+		// .fifo names are for FIFO queues only, and FIFO queues need one.
+		Expect(create(queueName("std")+".fifo", nil)).To(HaveErrorCode("InvalidParameterValue"))
+		Expect(create(queueName("nosuffix"), map[string]string{"FifoQueue": "true"})).To(HaveErrorCode("InvalidParameterValue"))
+		// A FIFO-only attribute is unknown to a standard queue.
+		err := create(queueName("cbd"), map[string]string{"ContentBasedDeduplication": "true"})
+		Expect(err).To(BeAPIError[*types.InvalidAttributeName]())
+		Expect(errorMessage(err)).To(Equal("Unknown Attribute ContentBasedDeduplication."))
+	})
+
+	It("pages ListQueues with MaxResults and NextToken", func(ctx SpecContext) {
+		var want []string
+		for range 3 {
+			want = append(want, createQueue(ctx, "page", nil).URL)
+		}
+		Eventually(func(g Gomega) {
+			var got []string
+			var token *string
+			for pages := 0; ; pages++ {
+				g.Expect(pages).To(BeNumerically("<", 3), "more pages than expected")
+				out, err := client.ListQueues(ctx, &sqs.ListQueuesInput{
+					QueueNamePrefix: aws.String(prefix + "page-"), MaxResults: aws.Int32(2), NextToken: token,
+				})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(len(out.QueueUrls)).To(BeNumerically("<=", 2))
+				got = append(got, out.QueueUrls...)
+				if out.NextToken == nil {
+					break
+				}
+				token = out.NextToken
+			}
+			g.Expect(got).To(ConsistOf(want))
+		}).WithContext(ctx).Should(Succeed())
 	})
 })
 
@@ -81,6 +147,9 @@ var _ = Describe("Queue attributes", func() {
 		q := createQueue(ctx, "defaults", nil)
 		attrs := queueAttrs(ctx, client, q.URL, types.QueueAttributeNameAll)
 
+		// All is every attribute that has a value: for a new standard queue
+		// exactly these.
+		Expect(attrs).To(HaveLen(12))
 		Expect(attrs).To(HaveKeyWithValue("VisibilityTimeout", "30"))
 		Expect(attrs).To(HaveKeyWithValue("MaximumMessageSize", "1048576"))
 		Expect(attrs).To(HaveKeyWithValue("MessageRetentionPeriod", "345600"))
@@ -134,6 +203,29 @@ var _ = Describe("Queue attributes", func() {
 		}).WithContext(ctx).Should(Succeed())
 	})
 
+	It("returns no attributes when none are asked for", func(ctx SpecContext) {
+		q := createQueue(ctx, "noattrs", nil)
+		Expect(queueAttrs(ctx, client, q.URL)).To(BeEmpty())
+	})
+
+	It("refuses read-only attributes and values out of range", func(ctx SpecContext) {
+		q := createQueue(ctx, "roattr", nil)
+		set := func(k, v string) error {
+			_, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(q.URL), Attributes: map[string]string{k: v}})
+			return err
+		}
+		err := set("QueueArn", "arn:aws:sqs:"+region+":000000000000:other")
+		Expect(err).To(BeAPIError[*types.InvalidAttributeName]())
+		Expect(set("ApproximateNumberOfMessages", "5")).To(BeAPIError[*types.InvalidAttributeName]())
+		Expect(set("VisibilityTimeout", "43201")).To(BeAPIError[*types.InvalidAttributeValue]())
+		Expect(set("MessageRetentionPeriod", "59")).To(BeAPIError[*types.InvalidAttributeValue]())
+		Expect(set("MaximumMessageSize", "1023")).To(BeAPIError[*types.InvalidAttributeValue]())
+		Expect(set("DelaySeconds", "901")).To(BeAPIError[*types.InvalidAttributeValue]())
+		Expect(set("ReceiveMessageWaitTimeSeconds", "21")).To(BeAPIError[*types.InvalidAttributeValue]())
+		// The queue kept its values.
+		Expect(queueAttrs(ctx, client, q.URL, types.QueueAttributeNameVisibilityTimeout)).To(HaveKeyWithValue("VisibilityTimeout", "30"))
+	})
+
 	It("refuses unknown attribute names with InvalidAttributeName", func(ctx SpecContext) {
 		q := createQueue(ctx, "badattr", nil)
 		_, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
@@ -164,6 +256,10 @@ var _ = Describe("Tags", func() {
 			return out.Tags
 		}
 		Eventually(tags).WithContext(ctx).Should(Equal(map[string]string{"created": "yes"}))
+		untagged := createQueue(ctx, "untagged", nil)
+		none, err := client.ListQueueTags(ctx, &sqs.ListQueueTagsInput{QueueUrl: aws.String(untagged.URL)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(none.Tags).To(BeEmpty())
 
 		_, err = client.TagQueue(ctx, &sqs.TagQueueInput{QueueUrl: aws.String(url), Tags: map[string]string{"team": "core", "Team": "Core", "empty": ""}})
 		Expect(err).NotTo(HaveOccurred())
@@ -256,8 +352,27 @@ var _ = Describe("Permissions", func() {
 		_, err = client.RemovePermission(ctx, &sqs.RemovePermissionInput{QueueUrl: aws.String(q.URL), Label: aws.String("no-such-label")})
 		Expect(err).To(HaveErrorCode("InvalidParameterValue"))
 
-		// Removing the last statement removes the policy.
+		// Removing the last statement removes the policy (as does setting
+		// Policy to "", below).
 		_, err = client.RemovePermission(ctx, &sqs.RemovePermissionInput{QueueUrl: aws.String(q.URL), Label: aws.String("recv-label")})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() map[string]string {
+			return queueAttrs(ctx, client, q.URL, types.QueueAttributeNameAll)
+		}).WithContext(ctx).ShouldNot(HaveKey("Policy"))
+	})
+
+	It("sets a Policy and removes it with an empty value", func(ctx SpecContext) {
+		q := createQueue(ctx, "policy", nil)
+		doc := fmt.Sprintf(`{"Version":"2012-10-17","Id":"conformance","Statement":[{"Sid":"s1","Effect":"Deny","Principal":"*","Action":"sqs:SendMessage","Resource":%q,"Condition":{"Bool":{"aws:SecureTransport":"false"}}}]}`, q.ARN)
+		_, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(q.URL), Attributes: map[string]string{"Policy": doc}})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			attrs := queueAttrs(ctx, client, q.URL, types.QueueAttributeNamePolicy)
+			g.Expect(attrs).To(HaveKey("Policy"))
+			g.Expect(attrs["Policy"]).To(MatchJSON(doc))
+		}).WithContext(ctx).Should(Succeed())
+
+		_, err = client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(q.URL), Attributes: map[string]string{"Policy": ""}})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() map[string]string {
 			return queueAttrs(ctx, client, q.URL, types.QueueAttributeNameAll)
@@ -271,7 +386,12 @@ var _ = Describe("PurgeQueue", func() {
 		for i := range 3 {
 			send(ctx, q, fmt.Sprintf("purge-me-%d", i))
 		}
-		_, err := client.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(q.URL)})
+		// Purging takes in-flight and delayed messages too.
+		receiveOne(ctx, q, nil)
+		_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("delayed"), DelaySeconds: 600})
+		Expect(err).NotTo(HaveOccurred())
+
+		_, err = client.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(q.URL)})
 		Expect(err).NotTo(HaveOccurred())
 
 		_, err = client.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(q.URL)})
@@ -283,6 +403,9 @@ var _ = Describe("PurgeQueue", func() {
 			out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 10, WaitTimeSeconds: emptyWait})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(out.Messages).To(BeEmpty())
+			g.Expect(queueAttrs(ctx, client, q.URL, types.QueueAttributeNameApproximateNumberOfMessages,
+				types.QueueAttributeNameApproximateNumberOfMessagesNotVisible, types.QueueAttributeNameApproximateNumberOfMessagesDelayed)).
+				To(Equal(map[string]string{"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0", "ApproximateNumberOfMessagesDelayed": "0"}))
 		}).WithContext(ctx).Should(Succeed())
 	})
 })
