@@ -114,8 +114,9 @@ url=$(sqs create-queue --queue-name "$queue" | jq -r .QueueUrl)
 expect_eq "create-queue returns the queue URL" "$url" "$endpoint/000000000000/$queue"
 expect_eq "get-queue-url" "$(sqs get-queue-url --queue-name "$queue" | jq -r .QueueUrl)" "$url"
 
-# send-message with a message attribute; the body needs XML escaping.
-body='hello <smoke> & "quotes" ünïcode'
+# send-message with a message attribute; the body needs XML escaping (a CR
+# survives an XML parser only as a character reference).
+body=$'hello <smoke> & "quotes" \'apostrophes\' ünïcode\r\nsecond line\r\n'
 sqs send-message --queue-url "$url" --message-body "$body" \
 	--message-attributes '{"color":{"DataType":"String","StringValue":"blue"},"n":{"DataType":"Number","StringValue":"7"}}' \
 	>"$tmp/send.json"
@@ -140,7 +141,13 @@ sqs receive-message --queue-url "$url" --message-attribute-names All --attribute
 	--wait-time-seconds 1 >"$tmp/recv.json"
 expect_eq "receive-message returns one message" "$(jq '.Messages | length' "$tmp/recv.json")" 1
 expect_eq "receive-message MessageId" "$(jq -r '.Messages[0].MessageId' "$tmp/recv.json")" "$message_id"
-expect_eq "receive-message Body" "$(jq -r '.Messages[0].Body' "$tmp/recv.json")" "$body"
+# Compared inside jq: $(...) would drop the body's trailing newline.
+if jq -e --arg want "$body" '.Messages[0].Body == $want' "$tmp/recv.json" >/dev/null; then
+	ok "receive-message Body"
+else
+	fail "receive-message Body: got $(jq '.Messages[0].Body' "$tmp/recv.json"), want $(jq -n --arg b "$body" '$b')"
+fi
+expect_eq "receive-message MD5OfBody is the received body's" "$(jq -j '.Messages[0].Body' "$tmp/recv.json" | md5sum | cut -d' ' -f1)" "$(md5 "$body")"
 expect_eq "receive-message MD5OfBody" "$(jq -r '.Messages[0].MD5OfBody' "$tmp/recv.json")" "$(md5 "$body")"
 expect_eq "receive-message attribute" "$(jq -r '.Messages[0].MessageAttributes.color.StringValue' "$tmp/recv.json")" blue
 expect_eq "receive-message MD5OfMessageAttributes" "$(jq -r '.Messages[0].MD5OfMessageAttributes' "$tmp/recv.json")" "$attrs_md5"

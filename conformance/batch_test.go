@@ -90,6 +90,31 @@ var _ = Describe("Batches", func() {
 		}).WithContext(ctx).Should(Equal(map[string]string{"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}))
 	})
 
+	It("accepts batch entry ids of up to 80 characters", func(ctx SpecContext) {
+		q := createQueue(ctx, "batchid", nil)
+		id := strings.Repeat("a-_9", 20)
+		out, err := client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q.URL), Entries: []types.SendMessageBatchRequestEntry{
+			{Id: aws.String(id), MessageBody: aws.String("long id")},
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out.Successful).To(HaveLen(1))
+		Expect(aws.ToString(out.Successful[0].Id)).To(Equal(id))
+	})
+
+	It("refuses a batch whose messages add up to more than 1048576 bytes with BatchRequestTooLong", func(ctx SpecContext) {
+		q := createQueue(ctx, "batchlong", nil)
+		// One entry of exactly the maximum size (body and its attribute, 8
+		// bytes), and one more byte in the second: 1048577 in all. Recorded
+		// from AWS as a whole-batch error.
+		_, err := client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q.URL), Entries: []types.SendMessageBatchRequestEntry{
+			{Id: aws.String("big"), MessageBody: aws.String(strings.Repeat("a", 1048576-8)), MessageAttributes: map[string]types.MessageAttributeValue{"k": strAttr("x")}},
+			{Id: aws.String("small"), MessageBody: aws.String("a")},
+		}})
+		Expect(err).To(BeAPIError[*types.BatchRequestTooLong]())
+		Expect(err).To(HaveErrorCode("AWS.SimpleQueueService.BatchRequestTooLong"))
+		Expect(errorMessage(err)).To(ContainSubstring("You have sent 1048577 bytes"))
+	})
+
 	Describe("batch-level errors", func() {
 		var (
 			q      queue

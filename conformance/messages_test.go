@@ -166,6 +166,13 @@ var _ = Describe("Messages", func() {
 
 		_, err = client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String(strings.Repeat("x", 1024))})
 		Expect(err).NotTo(HaveOccurred())
+
+		// Attributes count too: name + data type + value, here 1+6+1 bytes.
+		attrs := map[string]types.MessageAttributeValue{"k": strAttr("x")}
+		_, err = client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String(strings.Repeat("x", 1024-8)), MessageAttributes: attrs})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String(strings.Repeat("x", 1024-7)), MessageAttributes: attrs})
+		Expect(err).To(HaveErrorCode("InvalidParameterValue"))
 	})
 
 	It("keeps AWSTraceHeader apart from the message attributes and digests it", func(ctx SpecContext) {
