@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -105,6 +106,60 @@ var _ = Describe("Time windows on a manual clock", Label(emulatorOnly), func() {
 		Expect(receive().Messages).To(BeEmpty())
 		clk.Advance(2 * time.Second)
 		Expect(receive().Messages).To(HaveLen(1))
+	})
+
+	It("accepts ChangeMessageVisibility with a handle whose timeout has run out", func(ctx SpecContext) {
+		// Recorded from AWS: the message is visible again but not yet
+		// received again, and the call answers 200. What it then does to the
+		// message is not pinned down, so it is not checked.
+		q := createQueueOn(ctx, mc, "visrunout", nil)
+		_, err := mc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("late")})
+		Expect(err).NotTo(HaveOccurred())
+		out, err := mc.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out.Messages).To(HaveLen(1))
+		clk.Advance(31 * time.Second)
+		_, err = mc.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+			QueueUrl: aws.String(q.URL), ReceiptHandle: out.Messages[0].ReceiptHandle, VisibilityTimeout: 10,
+		})
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("keeps a dead-lettered message's enqueue time for retention in a standard DLQ", func(ctx SpecContext) {
+		dlq := createQueueOn(ctx, mc, "dlqret", map[string]string{"MessageRetentionPeriod": "60"})
+		src := createQueueOn(ctx, mc, "dlqret-src", map[string]string{
+			"VisibilityTimeout": "0",
+			"RedrivePolicy":     fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":1}`, dlq.ARN),
+		})
+		sent, err := mc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(src.URL), MessageBody: aws.String("aging")})
+		Expect(err).NotTo(HaveOccurred())
+		receiveSys := func(url string) *sqs.ReceiveMessageOutput {
+			out, err := mc.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+				QueueUrl: aws.String(url), VisibilityTimeout: 1,
+				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameSentTimestamp},
+			})
+			Expect(err).NotTo(HaveOccurred())
+			return out
+		}
+		first := receiveSys(src.URL)
+		Expect(first.Messages).To(HaveLen(1))
+		sentAt := first.Messages[0].Attributes["SentTimestamp"]
+
+		// Received once; 50 s later the next receive moves it to the DLQ.
+		clk.Advance(50 * time.Second)
+		Expect(receiveSys(src.URL).Messages).To(BeEmpty())
+		Expect(queueAttrs(ctx, mc, dlq.URL, types.QueueAttributeNameApproximateNumberOfMessages)).To(HaveKeyWithValue("ApproximateNumberOfMessages", "1"))
+		moved := receiveSys(dlq.URL)
+		Expect(moved.Messages).To(HaveLen(1))
+		Expect(aws.ToString(moved.Messages[0].MessageId)).To(Equal(aws.ToString(sent.MessageId)))
+		Expect(moved.Messages[0].Attributes).To(HaveKeyWithValue("SentTimestamp", sentAt))
+
+		// 61 s after the send it is past the DLQ's 60 s retention, though it
+		// has been in the DLQ for only 11 s.
+		clk.Advance(11 * time.Second)
+		Expect(queueAttrs(ctx, mc, dlq.URL, types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)).
+			To(Equal(map[string]string{"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}))
+		expectEmpty(ctx, mc, dlq.URL)
 	})
 
 	It("delivers a message delayed by 900 s when the delay has passed", func(ctx SpecContext) {

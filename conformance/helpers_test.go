@@ -90,6 +90,15 @@ func BeAPIError[T error]() OmegaMatcher {
 	}).WithMessage(fmt.Sprintf("be an error of type %T", *new(T)))
 }
 
+// apiError returns the smithy APIError in err, or nil.
+func apiError(err error) smithy.APIError {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return nil
+}
+
 // errorMessage returns the API error's message.
 func errorMessage(err error) string {
 	var ae smithy.APIError

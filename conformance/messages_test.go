@@ -220,6 +220,39 @@ var _ = Describe("Messages", func() {
 		Expect(errorMessage(err)).To(Equal("Message (user) attribute 'ErrorDetails' must contain a non-empty value of type 'String'."))
 	})
 
+	It("refuses malformed message attributes", func(ctx SpecContext) {
+		// AWS's answers here were seen as Invalid... errors; which exact code
+		// each gets is not pinned down, so only that prefix is checked.
+		q := createQueue(ctx, "badattrs", nil)
+		sendAttrs := func(attrs map[string]types.MessageAttributeValue) error {
+			_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("x"), MessageAttributes: attrs})
+			return err
+		}
+		invalid := WithTransform(func(err error) string {
+			var code string
+			if err != nil {
+				code = "<no code: " + err.Error() + ">"
+			}
+			if ae := apiError(err); ae != nil {
+				code = ae.ErrorCode()
+			}
+			return code
+		}, HavePrefix("Invalid"))
+		for _, name := range []string{"AWS.reserved", "amazon.reserved", ".leading", "trailing.", "bad!char", strings.Repeat("n", 257)} {
+			Expect(sendAttrs(map[string]types.MessageAttributeValue{name: strAttr("v")})).To(invalid, "attribute name %q", name)
+		}
+		Expect(sendAttrs(map[string]types.MessageAttributeValue{"t": {DataType: aws.String("Invalid"), StringValue: aws.String("v")}})).To(invalid, "data type")
+		Expect(sendAttrs(map[string]types.MessageAttributeValue{"s": strAttr("bad \x08 char")})).To(invalid, "control character in a String value")
+		eleven := map[string]types.MessageAttributeValue{}
+		for i := range 11 {
+			eleven["a"+strconv.Itoa(i)] = strAttr("v")
+		}
+		Expect(sendAttrs(eleven)).To(invalid, "11 attributes")
+		// Ten are fine.
+		delete(eleven, "a10")
+		Expect(sendAttrs(eleven)).To(Succeed())
+	})
+
 	It("refuses DelaySeconds above 900", func(ctx SpecContext) {
 		q := createQueue(ctx, "delay901", nil)
 		_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("x"), DelaySeconds: 901})

@@ -334,6 +334,14 @@ var _ = Describe("Permissions", func() {
 			g.Expect(p.Statement[byLabel["recv-label"]].Action).To(Equal("SQS:ReceiveMessage"))
 		}).WithContext(ctx).Should(Succeed())
 
+		// Only SQS actions may be granted.
+		_, err = client.AddPermission(ctx, &sqs.AddPermissionInput{
+			QueueUrl: aws.String(q.URL), Label: aws.String("bad-action"),
+			AWSAccountIds: []string{account}, Actions: []string{"EatMessage"},
+		})
+		Expect(err).To(HaveErrorCode("InvalidParameterValue"))
+		Expect(errorMessage(err)).To(ContainSubstring("Value SQS:EatMessage for parameter ActionName is invalid"))
+
 		// A label may be used once.
 		_, err = client.AddPermission(ctx, &sqs.AddPermissionInput{
 			QueueUrl: aws.String(q.URL), Label: aws.String("send-label"),
