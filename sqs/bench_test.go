@@ -1,0 +1,132 @@
+package sqs
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// Engine benchmarks, without HTTP: per-message cost of send, receive and
+// delete. Run with: go test -run '^$' -bench . -benchmem ./sqs/
+
+var benchBody = strings.Repeat("x", 1024)
+
+func benchQueue(b *testing.B) *Queue {
+	e := New(Options{NoPurgeWait: true})
+	b.Cleanup(e.Close)
+	q, err := e.CreateQueue("bench", map[string]string{AttrMessageRetentionPeriod: "1209600"}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return q
+}
+
+func BenchmarkSend(b *testing.B) {
+	q := benchQueue(b)
+	in := SendInput{Body: benchBody}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := q.Send(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSendParallel(b *testing.B) {
+	q := benchQueue(b)
+	in := SendInput{Body: benchBody}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := q.Send(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// refill tops q up with n messages outside the timer.
+func refill(b *testing.B, q *Queue, n int) {
+	b.StopTimer()
+	_ = q.Purge()
+	for i := 0; i < n; i++ {
+		if _, err := q.Send(SendInput{Body: benchBody}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StartTimer()
+}
+
+// BenchmarkReceive measures one received message (receives of 10).
+func BenchmarkReceive(b *testing.B) {
+	q := benchQueue(b)
+	ten := 10
+	in := ReceiveInput{MaxNumberOfMessages: &ten, WaitTimeSeconds: new(int), VisibilityTimeout: &ten}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for n := 0; n < b.N; {
+		out, err := q.Receive(ctx, in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(out) == 0 {
+			refill(b, q, 10000)
+			continue
+		}
+		n += len(out)
+	}
+}
+
+// BenchmarkDelete measures one delete of a received message.
+func BenchmarkDelete(b *testing.B) {
+	q := benchQueue(b)
+	ten := 10
+	in := ReceiveInput{MaxNumberOfMessages: &ten, WaitTimeSeconds: new(int)}
+	var handles []string
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if len(handles) == 0 {
+			b.StopTimer()
+			refill(b, q, 1000)
+			b.StopTimer()
+			for len(handles) < 1000 {
+				out, _ := q.Receive(context.Background(), in)
+				for _, m := range out {
+					handles = append(handles, m.ReceiptHandle)
+				}
+			}
+			b.StartTimer()
+		}
+		if err := q.Delete(handles[len(handles)-1]); err != nil {
+			b.Fatal(err)
+		}
+		handles = handles[:len(handles)-1]
+	}
+}
+
+// benchDrain receives and deletes in batches of 10 from a queue kept at
+// depth messages (each deleted message is replaced by a new one), and reports
+// the cost per message of receive + delete + the replacing send.
+func benchDrain(b *testing.B, depth int) {
+	e := New(Options{})
+	b.Cleanup(e.Close)
+	q, _ := e.CreateQueue("drain", map[string]string{AttrMessageRetentionPeriod: "1209600"}, nil)
+	for i := 0; i < depth; i++ {
+		q.Send(SendInput{Body: "m"})
+	}
+	ten := 10
+	in := ReceiveInput{MaxNumberOfMessages: &ten, WaitTimeSeconds: new(int)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; {
+		out, _ := q.Receive(context.Background(), in)
+		for _, m := range out {
+			_ = q.Delete(m.ReceiptHandle)
+			q.Send(SendInput{Body: "m"})
+		}
+		n += len(out)
+	}
+}
+
+func BenchmarkDrainAt10k(b *testing.B) { benchDrain(b, 10_000) }
+func BenchmarkDrainAt1M(b *testing.B)  { benchDrain(b, 1_000_000) }
