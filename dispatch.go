@@ -7,6 +7,7 @@ import (
 	"github.com/fanout/fanout/internal/awserr"
 	"github.com/fanout/fanout/internal/awswire"
 	"github.com/fanout/fanout/internal/id"
+	snsapi "github.com/fanout/fanout/sns/api"
 	sqsapi "github.com/fanout/fanout/sqs/api"
 )
 
@@ -18,9 +19,12 @@ const maxForm = 8 << 20
 // service in the SigV4 credential scope, then the action's name.
 type dispatcher struct {
 	sqs *sqsapi.Handler
+	sns *snsapi.Handler
 }
 
-func newDispatcher(s *sqsapi.Handler) *dispatcher { return &dispatcher{sqs: s} }
+func newDispatcher(s *sqsapi.Handler, n *snsapi.Handler) *dispatcher {
+	return &dispatcher{sqs: s, sns: n}
+}
 
 var missingAction = awserr.Kind{Code: "MissingAction", Status: 400, Fault: awserr.Sender}
 
@@ -46,6 +50,8 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch service(form.Get("Version"), r.Header.Get("Authorization"), action) {
+	case "sns":
+		d.sns.ServeQuery(w, r, form)
 	default:
 		d.sqs.ServeQuery(w, r, form)
 	}

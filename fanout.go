@@ -9,12 +9,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
 
+	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/admin"
 	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/internal/signing"
+	"github.com/fanout/fanout/sns"
+	snsapi "github.com/fanout/fanout/sns/api"
 	"github.com/fanout/fanout/sqs"
 	sqsapi "github.com/fanout/fanout/sqs/api"
 )
@@ -34,14 +39,25 @@ type Options struct {
 	// tests down: QueueDeletedRecently and PurgeQueueInProgress.
 	NoRecreateWait bool
 	NoPurgeWait    bool
+	// EnforcePolicies makes SNS deliveries to SQS obey the queue's Policy,
+	// as AWS does: a queue must allow sns.amazonaws.com to SendMessage.
+	EnforcePolicies bool
+	// PublicURL is the base of the links SNS puts in messages
+	// (SigningCertURL, UnsubscribeURL); default the address Start listens on.
+	PublicURL string
+	// Pprof serves net/http/pprof under /_fanout/debug/pprof/.
+	Pprof bool
 }
 
 // Server is one fanout instance.
 type Server struct {
-	opts    Options
-	sqs     *sqs.Engine
-	handler http.Handler
-	started time.Time
+	opts       Options
+	sqs        *sqs.Engine
+	sns        *sns.Engine
+	signer     *signing.Signer
+	deliveries *delivery.Dispatcher
+	handler    http.Handler
+	started    time.Time
 
 	http     *http.Server
 	listener net.Listener
@@ -67,15 +83,50 @@ func New(opts Options) (*Server, error) {
 		Clock: opts.Clock, Region: opts.Region, Account: opts.Account,
 		NoRecreateWait: opts.NoRecreateWait, NoPurgeWait: opts.NoPurgeWait,
 	})
+	s.signer = signing.New() // the RSA key is made when first needed (or by WarmUp)
+	s.deliveries = delivery.New(delivery.Options{
+		Queues: delivery.SQS(s.sqs), Signer: s.signer,
+		Links:           delivery.Links{Base: s.publicURL, CertFile: s.signer.CertFile},
+		EnforcePolicies: opts.EnforcePolicies, Clock: opts.Clock, Logger: opts.Logger,
+	})
+	s.sns = sns.New(sns.Options{Clock: opts.Clock, Region: opts.Region, Account: opts.Account, Deliverer: s.deliveries})
+	snsHandler := snsapi.New(s.sns, opts.Logger)
 	r := mux.NewRouter()
-	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs})
-	r.PathPrefix("/").Handler(newDispatcher(sqsapi.New(s.sqs, opts.Logger)))
+	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, Pprof: opts.Pprof})
+	snsapi.Routes(r, snsHandler, s.signer, s.deliveries.Stats)
+	r.PathPrefix("/").Handler(newDispatcher(sqsapi.New(s.sqs, opts.Logger), snsHandler))
 	s.handler = r
 	return s, nil
 }
 
 // Handler returns the HTTP handler serving SQS, SNS and /_fanout/.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// SNS returns the SNS engine.
+func (s *Server) SNS() *sns.Engine { return s.sns }
+
+// Deliveries returns the SNS delivery dispatcher (its Stats count outcomes).
+func (s *Server) Deliveries() *delivery.Dispatcher { return s.deliveries }
+
+// WarmUp makes SNS's signing key in the background, so that the first
+// signed message does not wait for it (tens of milliseconds).
+func (s *Server) WarmUp() { s.signer.Warm() }
+
+// publicURL is the base URL of SNS's links: PublicURL, else the address
+// Start listens on (an unspecified address as localhost).
+func (s *Server) publicURL() string {
+	if s.opts.PublicURL != "" {
+		return strings.TrimRight(s.opts.PublicURL, "/")
+	}
+	if s.listener == nil {
+		return "http://localhost:4566"
+	}
+	host, port, _ := net.SplitHostPort(s.Addr())
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
 
 // SQS returns the SQS engine.
 func (s *Server) SQS() *sqs.Engine { return s.sqs }

@@ -1,0 +1,90 @@
+package delivery
+
+import (
+	"sync"
+	"time"
+)
+
+// Attribute is an SNS message attribute as published.
+type Attribute struct {
+	Name        string
+	DataType    string // String, String.Array, Number or Binary, maybe with a custom suffix
+	StringValue string
+	BinaryValue []byte
+}
+
+// Message is one published notification, shared by every subscription it
+// goes to. It is immutable once handed to Deliver, except for the signature
+// cache, which has its own lock.
+type Message struct {
+	ID        string
+	TopicArn  string
+	Subject   string // "" when not published with one
+	Timestamp time.Time
+	// Body is the message for every protocol; with MessageStructure=json,
+	// PerProtocol overrides it for the protocols it names.
+	Body        string
+	PerProtocol map[string]string
+	Attributes  []Attribute // in the order published
+	// FIFO topics: the ids SNS forwards to FIFO queues, and the topic's
+	// sequence number. DedupID is the computed SHA-256 when the topic uses
+	// content-based deduplication.
+	Fifo           bool
+	GroupID        string
+	DedupID        string
+	SequenceNumber string
+	// SignatureVersion is the topic's: "1" (SHA1withRSA) or "2" (SHA256withRSA).
+	SignatureVersion string
+	// Replayed marks a copy re-delivered from a FIFO topic's archive.
+	Replayed bool
+
+	mu         sync.Mutex
+	signatures map[string]string // string to sign -> signature
+}
+
+// For returns the text a subscription of protocol receives.
+func (m *Message) For(protocol string) string {
+	if s, ok := m.PerProtocol[protocol]; ok {
+		return s
+	}
+	return m.Body
+}
+
+// AsReplay returns a copy of m marked Replayed, as SNS re-delivers archived
+// messages: same id, content and timestamp.
+// https://docs.aws.amazon.com/sns/latest/dg/message-archiving-and-replay-subscriber.html
+func (m *Message) AsReplay() *Message {
+	return &Message{
+		ID: m.ID, TopicArn: m.TopicArn, Subject: m.Subject, Timestamp: m.Timestamp,
+		Body: m.Body, PerProtocol: m.PerProtocol, Attributes: m.Attributes,
+		Fifo: m.Fifo, GroupID: m.GroupID, DedupID: m.DedupID, SequenceNumber: m.SequenceNumber,
+		SignatureVersion: m.SignatureVersion, Replayed: true,
+	}
+}
+
+// signature returns the cached signature of text, computing it with sign the
+// first time: every subscriber of one protocol gets the same string to sign.
+func (m *Message) signature(text string, sign func(string) (string, error)) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.signatures[text]; ok {
+		return s, nil
+	}
+	s, err := sign(text)
+	if err != nil {
+		return "", err
+	}
+	if m.signatures == nil {
+		m.signatures = map[string]string{}
+	}
+	m.signatures[text] = s
+	return s, nil
+}
+
+// Subscriber is where a message goes: one subscription, as delivery needs it.
+type Subscriber struct {
+	Arn      string
+	Protocol string
+	Endpoint string
+	Raw      bool // RawMessageDelivery
+}

@@ -1,0 +1,148 @@
+package delivery
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/fanout/fanout/sqs"
+)
+
+// Queues is what delivery needs of SQS: queues by ARN.
+type Queues interface {
+	// Queue returns the queue an ARN names, or an error when there is none.
+	Queue(arn string) (Queue, error)
+}
+
+// Queue is one SQS queue as delivery sees it.
+type Queue interface {
+	Fifo() bool
+	// Policy returns the queue's Policy attribute, "" when it has none.
+	Policy() (string, error)
+	Send(QueueMessage) error
+}
+
+// QueueMessage is one message for a queue.
+type QueueMessage struct {
+	Body            string
+	Attributes      []Attribute
+	GroupID         string
+	DeduplicationID string
+	SenderID        string
+}
+
+// SenderID is the SenderId SQS shows on messages SNS delivered (the id AWS's
+// SNS service principal sends with).
+const SenderID = "AIDAIT2UOQQY3AUEKVGXU"
+
+// maxRawAttributes is SQS's limit on message attributes; SNS treats a raw
+// delivery with more as a client error and drops it.
+// https://docs.aws.amazon.com/sns/latest/dg/sns-message-attributes.html
+const maxRawAttributes = 10
+
+// sqsEndpoint delivers to Amazon SQS queues.
+// https://docs.aws.amazon.com/sns/latest/dg/sns-sqs-as-subscriber.html
+type sqsEndpoint struct{}
+
+func (sqsEndpoint) deliver(d *Dispatcher, m *Message, sub Subscriber) error {
+	if d.opts.Queues == nil {
+		return clientFailure("no SQS engine")
+	}
+	q, err := d.opts.Queues.Queue(sub.Endpoint)
+	if err != nil {
+		return clientFailure("queue %s: %v", sub.Endpoint, err)
+	}
+	if d.opts.EnforcePolicies {
+		policy, err := q.Policy()
+		if err != nil {
+			return clientFailure("queue %s: %v", sub.Endpoint, err)
+		}
+		if ok, why := d.policies.allows(policy, sub.Endpoint, m.TopicArn); !ok {
+			return clientFailure("access to queue %s denied: %s", sub.Endpoint, why)
+		}
+	}
+	body, err := d.payload(m, sub)
+	if err != nil {
+		return &Failure{Reason: err.Error()}
+	}
+	qm := QueueMessage{Body: body, SenderID: SenderID}
+	if sub.Raw {
+		if len(m.Attributes) > maxRawAttributes {
+			return clientFailure("raw delivery of %d message attributes: SQS accepts at most %d", len(m.Attributes), maxRawAttributes)
+		}
+		qm.Attributes = rawAttributes(m.Attributes)
+	}
+	switch {
+	case m.Fifo && q.Fifo():
+		// FIFO topic to FIFO queue: order and deduplication carry over.
+		qm.GroupID, qm.DeduplicationID = m.GroupID, m.DedupID
+	case !m.Fifo && !q.Fifo():
+		// A standard topic passes MessageGroupId on to standard (fair) queues.
+		qm.GroupID = m.GroupID
+	}
+	if err := q.Send(qm); err != nil {
+		return clientFailure("queue %s: %v", sub.Endpoint, err)
+	}
+	return nil
+}
+
+// rawAttributes maps SNS message attributes to SQS ones for raw delivery.
+// SQS has no String.Array type: such attributes arrive as String, holding
+// the JSON array text.
+func rawAttributes(in []Attribute) []Attribute {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]Attribute, len(in))
+	for i, a := range in {
+		if a.DataType == "String.Array" {
+			a.DataType = "String"
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// SQS adapts fanout's SQS engine to Queues.
+func SQS(e *sqs.Engine) Queues { return sqsQueues{e} }
+
+type sqsQueues struct{ e *sqs.Engine }
+
+func (s sqsQueues) Queue(arn string) (Queue, error) {
+	q, err := s.e.QueueByArn(arn)
+	if err != nil {
+		return nil, errors.New("the queue does not exist")
+	}
+	return sqsQueue{q}, nil
+}
+
+type sqsQueue struct{ q *sqs.Queue }
+
+func (s sqsQueue) Fifo() bool { return s.q.Fifo() }
+
+func (s sqsQueue) Policy() (string, error) {
+	attrs, err := s.q.Attributes([]string{sqs.AttrPolicy})
+	if err != nil {
+		return "", err
+	}
+	for _, a := range attrs {
+		if a.Name == sqs.AttrPolicy {
+			return a.Value, nil
+		}
+	}
+	return "", nil
+}
+
+func (s sqsQueue) Send(m QueueMessage) error {
+	attrs := make([]sqs.MessageAttribute, len(m.Attributes))
+	for i, a := range m.Attributes {
+		attrs[i] = sqs.MessageAttribute{Name: a.Name, DataType: a.DataType, StringValue: a.StringValue, BinaryValue: a.BinaryValue}
+	}
+	_, err := s.q.Send(sqs.SendInput{
+		Body: m.Body, Attributes: attrs, GroupID: m.GroupID,
+		DeduplicationID: m.DeduplicationID, SenderID: m.SenderID,
+	})
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "AWS.SimpleQueueService."))
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+// Package api puts the SNS engine on the wire: the Query protocol
+// (Action=...&Version=2010-03-31, XML replies) that every AWS SDK and the AWS
+// CLI speak to SNS, and the /_fanout/sns/ endpoints that messages link to.
+// One file per group of actions; no topic semantics here.
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/internal/awswire"
+	"github.com/fanout/fanout/internal/id"
+	"github.com/fanout/fanout/sns"
+)
+
+// Namespace is the XML namespace of SNS replies.
+const Namespace = "http://sns.amazonaws.com/doc/2010-03-31/"
+
+// Handler serves SNS.
+type Handler struct {
+	engine *sns.Engine
+	log    *slog.Logger
+}
+
+// New returns a handler for engine.
+func New(engine *sns.Engine, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{engine: engine, log: log}
+}
+
+// request is one decoded call.
+type request struct {
+	f awswire.Form
+	// signed says whether the call carried a SigV4 signature; AWS records
+	// it for ConfirmSubscription.
+	signed bool
+}
+
+// result writes an action's <OpResult> content; a nil result is an action
+// without output (no Result element at all).
+type result func(x *awswire.XMLWriter)
+
+// empty is the result of actions whose Result element AWS sends empty.
+func empty(*awswire.XMLWriter) {}
+
+type action func(h *Handler, r *request) (result, error)
+
+var actions = map[string]action{
+	"CreateTopic":               (*Handler).createTopic,
+	"DeleteTopic":               (*Handler).deleteTopic,
+	"ListTopics":                (*Handler).listTopics,
+	"GetTopicAttributes":        (*Handler).getTopicAttributes,
+	"SetTopicAttributes":        (*Handler).setTopicAttributes,
+	"Subscribe":                 (*Handler).subscribe,
+	"ConfirmSubscription":       (*Handler).confirmSubscription,
+	"Unsubscribe":               (*Handler).unsubscribe,
+	"ListSubscriptions":         (*Handler).listSubscriptions,
+	"ListSubscriptionsByTopic":  (*Handler).listSubscriptionsByTopic,
+	"GetSubscriptionAttributes": (*Handler).getSubscriptionAttributes,
+	"SetSubscriptionAttributes": (*Handler).setSubscriptionAttributes,
+	"Publish":                   (*Handler).publish,
+	"PublishBatch":              (*Handler).publishBatch,
+	"TagResource":               (*Handler).tagResource,
+	"UntagResource":             (*Handler).untagResource,
+	"ListTagsForResource":       (*Handler).listTagsForResource,
+	"AddPermission":             (*Handler).addPermission,
+	"RemovePermission":          (*Handler).removePermission,
+}
+
+// ServeQuery serves a Query-protocol call whose parameters are already parsed.
+func (h *Handler) ServeQuery(w http.ResponseWriter, r *http.Request, params url.Values) {
+	rid := id.UUID()
+	op := params.Get("Action")
+	act, ok := actions[op]
+	if !ok {
+		h.fail(w, rid, op, sns.ErrInvalidAction.New("The action %s is not valid for this endpoint.", op))
+		return
+	}
+	req := &request{f: awswire.NewForm(params), signed: r.Header.Get("Authorization") != "" || params.Get("X-Amz-Signature") != ""}
+	res, err := act(h, req)
+	if err != nil {
+		h.fail(w, rid, op, err)
+		return
+	}
+	awswire.WriteXML(w, rid, awswire.QueryResponse(op, Namespace, rid, res))
+}
+
+// fail renders err as SNS does: ErrorResponse with Type, Code and Message.
+// Anything that is not an *awserr.Error is a bug, logged and answered as
+// InternalError.
+func (h *Handler) fail(w http.ResponseWriter, rid, op string, err error) {
+	var ae *awserr.Error
+	if !errors.As(err, &ae) {
+		h.log.Error("internal failure", "request_id", rid, "action", op, "error", err)
+		ae = sns.ErrInternal.New("Internal error")
+	}
+	writeError(w, rid, ae)
+}
+
+// writeError writes an SNS error reply. Unlike SQS, SNS sends no <Detail/>.
+func writeError(w http.ResponseWriter, rid string, e *awserr.Error) {
+	var x awswire.XMLWriter
+	x.Header()
+	x.OpenNS("ErrorResponse", Namespace)
+	x.Open("Error")
+	x.Elem("Type", string(e.FaultOrSender()))
+	x.Elem("Code", e.QueryCodeOrCode())
+	x.Elem("Message", e.MessageFor(true))
+	x.Close("Error")
+	x.Elem("RequestId", rid)
+	x.Close("ErrorResponse")
+	hd := w.Header()
+	hd.Set("Content-Type", awswire.ContentXML)
+	hd.Set(awswire.RequestIDHeader, rid)
+	hd.Set("Content-Length", strconv.Itoa(len(x.Buf)))
+	w.WriteHeader(e.StatusFor(true))
+	_, _ = w.Write(x.Buf)
+}
+
+// attributes writes a map as <Attributes><entry><key/><value/></entry>...,
+// keys sorted so replies are stable.
+func attributes(x *awswire.XMLWriter, m map[string]string) {
+	x.Open("Attributes")
+	for _, k := range sortedKeys(m) {
+		x.Open("entry")
+		x.Elem("key", k)
+		x.Elem("value", m[k])
+		x.Close("entry")
+	}
+	x.Close("Attributes")
+}

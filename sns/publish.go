@@ -1,0 +1,374 @@
+package sns
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/fanout/fanout/delivery"
+	"github.com/fanout/fanout/filter"
+	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/internal/id"
+)
+
+type filterAttr = filter.Attribute
+
+// PublishInput is a Publish call, or one PublishBatch entry. Pointers are
+// nil for members the request did not carry.
+type PublishInput struct {
+	TopicArn         string
+	TargetArn        string
+	PhoneNumber      string
+	Message          *string
+	Subject          *string
+	MessageStructure string
+	Attributes       []MessageAttribute
+	GroupID          string
+	DedupID          string
+}
+
+// PublishResult is what Publish answers. SequenceNumber is set on FIFO topics.
+type PublishResult struct {
+	MessageID      string
+	SequenceNumber string
+}
+
+// prepared is a validated message, ready to be numbered and delivered.
+type prepared struct {
+	msg  *delivery.Message
+	size int
+}
+
+// Publish validates a message and delivers it to every confirmed
+// subscription whose filter policy it passes. SQS subscriptions have it in
+// their queues when Publish returns.
+// https://docs.aws.amazon.com/sns/latest/api/API_Publish.html
+func (e *Engine) Publish(in PublishInput) (PublishResult, error) {
+	p, perr := checkMessage(in, "messageAttributes")
+	if perr != nil {
+		return PublishResult{}, perr
+	}
+	targets := 0
+	for _, s := range []string{in.TopicArn, in.TargetArn, in.PhoneNumber} {
+		if s != "" {
+			targets++
+		}
+	}
+	switch {
+	case targets == 0:
+		return PublishResult{}, invalid("TopicArn or TargetArn Reason: no value for required parameter")
+	case targets > 1:
+		return PublishResult{}, invalid("TopicArn Reason: Only one of TopicArn, TargetArn or PhoneNumber may be given")
+	case in.PhoneNumber != "":
+		if !phoneRE.MatchString(in.PhoneNumber) {
+			return PublishResult{}, invalid("PhoneNumber Reason: %s is not valid to publish to", in.PhoneNumber)
+		}
+		// SMS is not sent anywhere; the message is accepted as AWS would.
+		return PublishResult{MessageID: id.UUID()}, nil
+	}
+	param, arn := "TopicArn", in.TopicArn
+	if in.TargetArn != "" {
+		param, arn = "TargetArn", in.TargetArn
+		if strings.Contains(arn, ":endpoint/") {
+			return PublishResult{}, invalid("TargetArn Reason: No endpoint found for the target arn specified")
+		}
+	}
+	t, err := e.topicByArn(arn, param, "Publish")
+	if err != nil {
+		return PublishResult{}, err
+	}
+	if err := t.checkLimits(p, in); err != nil {
+		return PublishResult{}, err
+	}
+	return t.publishAll([]*prepared{p})[0], nil
+}
+
+// checkMessage validates what does not depend on the topic: subject, body,
+// structure and attributes. field locates the attributes for AWS's
+// ValidationError.
+func checkMessage(in PublishInput, field string) (*prepared, *awserr.Error) {
+	if in.Subject != nil {
+		s := *in.Subject
+		if s == "" || utf8.RuneCountInString(s) > 100 || !validSubject(s) {
+			return nil, invalid("Subject")
+		}
+	}
+	if in.Message == nil {
+		return nil, Missing("message")
+	}
+	body := *in.Message
+	if body == "" {
+		return nil, invalid("Empty message")
+	}
+	if !validText(body) {
+		return nil, invalid("Message Reason: Message contains invalid characters")
+	}
+	attrs, attrSize, aerr := checkAttributes(in.Attributes, field)
+	if aerr != nil {
+		return nil, aerr
+	}
+	m := &delivery.Message{Body: body, Attributes: attrs}
+	if in.Subject != nil {
+		m.Subject = *in.Subject
+	}
+	switch in.MessageStructure {
+	case "":
+	case "json":
+		var doc map[string]json.RawMessage
+		if json.Unmarshal([]byte(body), &doc) != nil {
+			return nil, invalid("Message Structure - JSON message body failed to parse")
+		}
+		// Keys whose values are not strings are ignored, as AWS does.
+		per := map[string]string{}
+		for k, raw := range doc {
+			var s string
+			if json.Unmarshal(raw, &s) == nil {
+				per[k] = s
+			}
+		}
+		def, ok := per["default"]
+		if !ok {
+			return nil, invalid("Message Structure - No default entry in JSON message body")
+		}
+		delete(per, "default")
+		m.Body, m.PerProtocol = def, per
+	default:
+		return nil, invalid("MessageStructure")
+	}
+	return &prepared{msg: m, size: len(body) + attrSize}, nil
+}
+
+// validSubject: ASCII text without line breaks or control characters.
+func validSubject(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// checkLimits validates what depends on the topic: size and the ids of
+// FIFO and standard topics.
+func (t *Topic) checkLimits(p *prepared, in PublishInput) *awserr.Error {
+	t.mu.Lock()
+	limit, contentDedup := t.cfg.messageLimit(), t.cfg.contentDedup
+	t.mu.Unlock()
+	if p.size > limit {
+		return invalid("Message too long")
+	}
+	if in.GroupID != "" && !validID(in.GroupID) {
+		return invalid("MessageGroupId Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+	}
+	if in.DedupID != "" && !validID(in.DedupID) {
+		return invalid("MessageDeduplicationId Reason: MessageDeduplicationId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+	}
+	if !t.fifo {
+		if in.DedupID != "" {
+			return invalid("MessageDeduplicationId Reason: The request includes MessageDeduplicationId parameter that is not valid for this topic type")
+		}
+		// MessageGroupId is accepted and passed on to standard (fair) queues.
+		p.msg.GroupID = in.GroupID
+		return nil
+	}
+	if in.GroupID == "" {
+		return invalid("The MessageGroupId parameter is required for FIFO topics")
+	}
+	if in.DedupID == "" && !contentDedup {
+		return invalid("The topic should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
+	}
+	p.msg.GroupID, p.msg.DedupID = in.GroupID, in.DedupID
+	if p.msg.DedupID == "" {
+		p.msg.DedupID = contentDedupID(*in.Message)
+	}
+	return nil
+}
+
+// validID checks a MessageGroupId or MessageDeduplicationId: 1 to 128
+// alphanumeric or punctuation characters.
+func validID(s string) bool {
+	if len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// target is a subscription as one publish sees it.
+type target struct {
+	sub    delivery.Subscriber
+	filter *filter.Policy
+}
+
+// target snapshots the subscription for delivery. Callers hold the topic's mu.
+func (s *Subscription) target() target {
+	return target{sub: s.subscriber(), filter: s.cfg.filter}
+}
+
+// deliver hands m to the subscription if it passes the filter policy.
+func (tg target) deliver(e *Engine, m *delivery.Message, attrs map[string]filterAttr) {
+	if tg.filter != nil && !tg.filter.Match(filter.Message{Body: m.For(tg.sub.Protocol), Attributes: attrs}) {
+		return
+	}
+	// Failures are the dispatcher's to log and count; the publisher has
+	// its MessageId either way, as on AWS.
+	_ = e.deliver.Deliver(m, tg.sub)
+}
+
+// publishAll stamps, numbers and delivers validated messages in order. A
+// FIFO topic holds its publish lock throughout, so that its subscribers'
+// queues receive messages in SequenceNumber order; a duplicate within the
+// deduplication window gets the first message's id and is not delivered.
+func (t *Topic) publishAll(ps []*prepared) []PublishResult {
+	e := t.engine
+	if t.fifo {
+		t.publish.Lock()
+		defer t.publish.Unlock()
+	}
+	out := make([]PublishResult, len(ps))
+	for i, p := range ps {
+		m := p.msg
+		m.ID = id.UUID()
+		m.TopicArn = t.arn
+		m.Fifo = t.fifo
+		now := e.clock.Now()
+		m.Timestamp = now
+
+		t.mu.Lock()
+		m.SignatureVersion = t.cfg.sigVersion()
+		if t.fifo {
+			key := t.dedupKey(m.GroupID, m.DedupID)
+			if first, dup := t.dedup.check(key, now); dup {
+				t.mu.Unlock()
+				out[i] = PublishResult{MessageID: first.messageID, SequenceNumber: first.sequence}
+				continue
+			}
+			m.SequenceNumber = t.nextSequence()
+			t.dedup.remember(key, dedupEntry{m.ID, m.SequenceNumber, now})
+			if t.cfg.archive != nil {
+				t.pruneArchive(now)
+				t.archive = append(t.archive, archived{msg: m, at: now})
+			}
+		}
+		targets := make([]target, 0, len(t.subs))
+		for _, s := range t.subs {
+			if !s.pending {
+				targets = append(targets, s.target())
+			}
+		}
+		t.mu.Unlock()
+
+		attrs := attributeMap(m.Attributes)
+		for _, tg := range targets {
+			tg.deliver(e, m, attrs)
+		}
+		out[i] = PublishResult{MessageID: m.ID, SequenceNumber: m.SequenceNumber}
+	}
+	return out
+}
+
+// BatchEntry is one PublishBatch entry.
+type BatchEntry struct {
+	ID string
+	PublishInput
+}
+
+// BatchFailure is an entry PublishBatch did not publish.
+type BatchFailure struct {
+	ID, Code, Message string
+	SenderFault       bool
+}
+
+// BatchResult is an entry PublishBatch published.
+type BatchResult struct {
+	ID string
+	PublishResult
+}
+
+const maxBatchEntries = 10
+
+// PublishBatch publishes up to ten messages to a topic, in order. Problems
+// with the request as a whole (and malformed message attributes, which AWS
+// rejects the whole batch for) fail the call; an entry that is merely
+// invalid is reported in the failures and the others are published.
+// https://docs.aws.amazon.com/sns/latest/api/API_PublishBatch.html
+func (e *Engine) PublishBatch(topicArn string, entries []BatchEntry) ([]BatchResult, []BatchFailure, error) {
+	if len(entries) == 0 {
+		return nil, nil, ErrEmptyBatchRequest.New("The batch request doesn't contain any entries.")
+	}
+	if len(entries) > maxBatchEntries {
+		return nil, nil, ErrTooManyEntries.New("The batch request contains more entries than permissible.")
+	}
+	t, err := e.topicByArn(topicArn, "TopicArn", "Publish")
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := map[string]bool{}
+	for _, en := range entries {
+		if seen[en.ID] {
+			return nil, nil, ErrBatchEntryIdsNotDistinct.New("Two or more batch entries in the request have the same Id.")
+		}
+		seen[en.ID] = true
+	}
+	for _, en := range entries {
+		if len(en.ID) > 80 {
+			return nil, nil, ErrInvalidBatchEntryID.New("The Id of a batch entry in the batch request is too long: %s", en.ID)
+		}
+		if !validEntryID(en.ID) {
+			return nil, nil, ErrInvalidBatchEntryID.New("The Id of a batch entry in the batch request contains an impermissible character: %s", en.ID)
+		}
+	}
+	var (
+		failed []BatchFailure
+		ok     []*prepared
+		okIDs  []string
+		total  int
+	)
+	for i, en := range entries {
+		p, perr := checkMessage(en.PublishInput, "publishBatchRequestEntries."+strconv.Itoa(i+1)+".member.messageAttributes")
+		if perr == nil {
+			perr = t.checkLimits(p, en.PublishInput)
+		}
+		if perr != nil {
+			if perr.Code != ErrInvalidParameter.Code {
+				return nil, nil, perr
+			}
+			failed = append(failed, BatchFailure{ID: en.ID, Code: perr.Code, Message: perr.Message, SenderFault: true})
+			continue
+		}
+		total += p.size
+		ok = append(ok, p)
+		okIDs = append(okIDs, en.ID)
+	}
+	t.mu.Lock()
+	limit := t.cfg.messageLimit()
+	t.mu.Unlock()
+	if total > limit {
+		return nil, nil, ErrBatchRequestTooLong.New("The length of all the messages put together is more than the limit.")
+	}
+	results := t.publishAll(ok)
+	out := make([]BatchResult, len(results))
+	for i, r := range results {
+		out[i] = BatchResult{ID: okIDs[i], PublishResult: r}
+	}
+	return out, failed, nil
+}
+
+// validEntryID: up to 80 alphanumerics, hyphens and underscores.
+func validEntryID(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
