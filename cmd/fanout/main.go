@@ -47,6 +47,7 @@ func run(args []string) error {
 	noRecreate := fs.Bool("no-recreate-wait", envBool("no-recreate-wait"), "allow re-creating a queue within 60 s of deleting it (FANOUT_NO_RECREATE_WAIT)")
 	clockMode := fs.String("clock", env("clock", "real"), "real (the wall clock, which POST /_fanout/clock can move forward) or manual (moves only when told) (FANOUT_CLOCK)")
 	noPurge := fs.Bool("no-purge-wait", envBool("no-purge-wait"), "allow more than one PurgeQueue per queue every 60 s (FANOUT_NO_PURGE_WAIT)")
+	pprofOn := fs.Bool("pprof", envBool("pprof"), "serve net/http/pprof under /_fanout/debug/pprof/ (FANOUT_PPROF)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -69,7 +70,7 @@ func run(args []string) error {
 	defer stop()
 	s, err := fanout.Start(ctx, fanout.Options{
 		Addr: *addr, Region: *region, Account: *account, Logger: log, Clock: clk,
-		NoRecreateWait: *noRecreate, NoPurgeWait: *noPurge,
+		NoRecreateWait: *noRecreate, NoPurgeWait: *noPurge, Pprof: *pprofOn,
 	})
 	if err != nil {
 		return err

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -23,6 +25,7 @@ type Deps struct {
 	Started time.Time // on the wall clock: uptime is real time
 	Clock   clock.Clock
 	SQS     *sqs.Engine
+	Pprof   bool // serve net/http/pprof under /_fanout/debug/pprof/
 }
 
 // Routes adds the /_fanout/ endpoints to r.
@@ -31,6 +34,18 @@ func Routes(r *mux.Router, d Deps) {
 	r.HandleFunc("/_fanout/clock", d.getClock).Methods(http.MethodGet)
 	r.HandleFunc("/_fanout/clock", d.advanceClock).Methods(http.MethodPost)
 	r.HandleFunc("/_fanout/sqs/queues", d.queues).Methods(http.MethodGet)
+	if d.Pprof {
+		r.HandleFunc("/_fanout/debug/pprof/cmdline", pprof.Cmdline)
+		r.HandleFunc("/_fanout/debug/pprof/profile", pprof.Profile)
+		r.HandleFunc("/_fanout/debug/pprof/symbol", pprof.Symbol)
+		r.HandleFunc("/_fanout/debug/pprof/trace", pprof.Trace)
+		r.PathPrefix("/_fanout/debug/pprof/").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// pprof.Index serves named profiles from the path after /debug/pprof/.
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = strings.Replace(r.URL.Path, "/_fanout/debug/pprof/", "/debug/pprof/", 1)
+			pprof.Index(w, r2)
+		})
+	}
 }
 
 func (d Deps) health(w http.ResponseWriter, _ *http.Request) {
