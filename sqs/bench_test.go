@@ -130,3 +130,16 @@ func benchDrain(b *testing.B, depth int) {
 
 func BenchmarkDrainAt10k(b *testing.B) { benchDrain(b, 10_000) }
 func BenchmarkDrainAt1M(b *testing.B)  { benchDrain(b, 1_000_000) }
+
+// BenchmarkSendSmall sends 64-byte bodies: the engine's own cost, with
+// little MD5 work (1 KiB of MD5 alone costs about a microsecond).
+func BenchmarkSendSmall(b *testing.B) {
+	q := benchQueue(b)
+	in := SendInput{Body: benchBody[:64]}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := q.Send(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fanout/fanout/internal/awserr"
 	"github.com/fanout/fanout/internal/clock"
@@ -785,5 +786,23 @@ func TestStandardMessageGoesToBackAfterThreeReceives(t *testing.T) {
 	got := receive(t, q, ReceiveInput{MaxNumberOfMessages: ptr(2)})
 	if fmt.Sprint(bodies(got)) != "[new old]" {
 		t.Fatalf("order %v", bodies(got))
+	}
+}
+
+func TestValidBodyFastPathAgreesWithTheRule(t *testing.T) {
+	t.Parallel()
+	slow := func(s string) bool {
+		for _, r := range s {
+			ok := r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
+			if !ok {
+				return false
+			}
+		}
+		return utf8.ValidString(s)
+	}
+	for _, s := range []string{"", "plain ascii text, long enough for words", "0123456789abcdef\x00", "0123456789abcdef\x1f", "01234567\t\n\r89abcdef", "héllo wörld 12345678", "abcdefgh\x7f", "abcdefgh\uFFFE", "abcdefgh\xff", "abcdefghijklmnop\U0001F600"} {
+		if validBody(s) != slow(s) {
+			t.Errorf("validBody(%q) = %v", s, validBody(s))
+		}
 	}
 }

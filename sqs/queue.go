@@ -33,7 +33,7 @@ type Queue struct {
 	groupsOut    map[string]int
 	groupsOutSum int
 	groupsHeld   map[string]int
-	notify       chan struct{} // closed and replaced when messages become visible
+	notify       chan struct{} // made by a waiting long poll, closed when messages become visible
 	gone         chan struct{} // closed when the queue is deleted
 	deleted      bool
 }
@@ -55,7 +55,6 @@ func newQueue(e *Engine, name string, fifo bool, now time.Time) *Queue {
 		fifo:       newFifoState(fifo),
 		groupsOut:  map[string]int{},
 		groupsHeld: map[string]int{},
-		notify:     make(chan struct{}),
 		gone:       make(chan struct{}),
 	}
 }
@@ -89,8 +88,10 @@ func (q *Queue) markDeleted() {
 
 // wake tells long polls that messages may be visible. Callers hold mu.
 func (q *Queue) wake() {
-	close(q.notify)
-	q.notify = make(chan struct{})
+	if q.notify != nil { // only long polls make one: sends without waiters allocate nothing
+		close(q.notify)
+		q.notify = nil
+	}
 }
 
 // retentionExpired reports whether m has outlived the retention period.

@@ -126,6 +126,9 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 			}
 		}
 		out, moves, err := q.take(req, now, wait > 0)
+		if q.notify == nil {
+			q.notify = make(chan struct{})
+		}
 		notify := q.notify
 		next, hasNext := q.nextDue(now)
 		q.mu.Unlock()

@@ -1,8 +1,11 @@
 package sqs
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/fanout/fanout/internal/id"
 )
@@ -107,10 +110,16 @@ func (q *Queue) prepare(in SendInput) (*message, SendResult, error) {
 	if cfg.fifo && dedupID == "" {
 		dedupID = contentDedupID(in.Body)
 	}
+	// The message id and the body's MD5 share one allocation.
+	var buf [36 + 32]byte
+	id.PutUUID((*[36]byte)(buf[:36]))
+	sum := md5.Sum(unsafe.Slice(unsafe.StringData(in.Body), len(in.Body))) // read-only view, no copy
+	hex.Encode(buf[36:], sum[:])
+	idAndMD5 := string(buf[:])
 	m := &message{
-		id:          id.UUID(),
+		id:          idAndMD5[:36],
 		body:        in.Body,
-		md5Body:     MD5OfBody(in.Body),
+		md5Body:     idAndMD5[36:],
 		attrs:       attrs,
 		md5Attrs:    MD5OfAttributes(attrs),
 		traceHeader: trace,

@@ -9,11 +9,19 @@ import (
 
 // UUID returns a random (version 4) UUID in its canonical text form.
 func UUID() string {
+	var out [36]byte
+	PutUUID(&out)
+	return string(out[:])
+}
+
+// PutUUID writes a random (version 4) UUID into dst, for callers that build
+// one string out of several parts.
+func PutUUID(dst *[36]byte) {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	var out [36]byte
+	out := dst
 	hex.Encode(out[0:8], b[0:4])
 	out[8] = '-'
 	hex.Encode(out[9:13], b[4:6])
@@ -23,5 +31,4 @@ func UUID() string {
 	hex.Encode(out[19:23], b[8:10])
 	out[23] = '-'
 	hex.Encode(out[24:], b[10:])
-	return string(out[:])
 }

@@ -26,20 +26,45 @@ type input interface {
 }
 
 // jsonInput reads an AWS JSON 1.0 body with gjson, without unmarshalling it.
-type jsonInput struct{ v gjson.Result }
+// The top-level members are indexed in one pass: looking each up with
+// gjson.Get would scan the whole body (a 1 MiB message) once per member.
+type jsonInput struct{ members []member }
+
+type member struct {
+	key string
+	val gjson.Result
+}
+
+func newJSONInput(v gjson.Result) jsonInput {
+	j := jsonInput{members: make([]member, 0, 8)}
+	v.ForEach(func(k, val gjson.Result) bool {
+		j.members = append(j.members, member{k.Str, val})
+		return true
+	})
+	return j
+}
+
+func (j jsonInput) get(name string) gjson.Result {
+	for i := range j.members {
+		if j.members[i].key == name {
+			return j.members[i].val
+		}
+	}
+	return gjson.Result{}
+}
 
 func (j jsonInput) str(name string) string {
-	r := j.v.Get(escapeGJSON(name))
+	r := j.get(name)
 	if r.Type == gjson.String {
 		return r.Str
 	}
 	return r.Raw
 }
 
-func (j jsonInput) has(name string) bool { return j.v.Get(escapeGJSON(name)).Exists() }
+func (j jsonInput) has(name string) bool { return j.get(name).Exists() }
 
 func (j jsonInput) integer(name string) (*int, error) {
-	r := j.v.Get(escapeGJSON(name))
+	r := j.get(name)
 	if !r.Exists() || r.Type == gjson.Null {
 		return nil, nil
 	}
@@ -68,7 +93,7 @@ func serialization(name string) *awserr.Error {
 
 func (j jsonInput) list(jsonName, _ string) []string {
 	var out []string
-	j.v.Get(escapeGJSON(jsonName)).ForEach(func(_, v gjson.Result) bool {
+	j.get(jsonName).ForEach(func(_, v gjson.Result) bool {
 		out = append(out, v.String())
 		return true
 	})
@@ -76,7 +101,7 @@ func (j jsonInput) list(jsonName, _ string) []string {
 }
 
 func (j jsonInput) strMap(jsonName, _, _, _ string) map[string]string {
-	r := j.v.Get(escapeGJSON(jsonName))
+	r := j.get(jsonName)
 	if !r.IsObject() {
 		return nil
 	}
@@ -89,7 +114,7 @@ func (j jsonInput) strMap(jsonName, _, _, _ string) map[string]string {
 }
 
 func (j jsonInput) msgAttrs(jsonName, _ string) ([]sqs.MessageAttribute, error) {
-	r := j.v.Get(escapeGJSON(jsonName))
+	r := j.get(jsonName)
 	if !r.IsObject() {
 		return nil, nil
 	}
@@ -112,19 +137,11 @@ func (j jsonInput) msgAttrs(jsonName, _ string) ([]sqs.MessageAttribute, error) 
 
 func (j jsonInput) entries(jsonName, _ string) []input {
 	var out []input
-	j.v.Get(escapeGJSON(jsonName)).ForEach(func(_, v gjson.Result) bool {
-		out = append(out, jsonInput{v})
+	j.get(jsonName).ForEach(func(_, v gjson.Result) bool {
+		out = append(out, newJSONInput(v))
 		return true
 	})
 	return out
-}
-
-// escapeGJSON protects gjson's path syntax; member names are plain words.
-func escapeGJSON(s string) string {
-	if strings.ContainsAny(s, ".*?|#@\\") {
-		return gjson.Escape(s)
-	}
-	return s
 }
 
 // queryInput reads a Query-protocol form: flattened lists and maps.
