@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -93,7 +94,8 @@ func IsAction(name string) bool { _, ok := actions[name]; return ok }
 // ServeJSON serves an AWS JSON 1.0 call; target is the X-Amz-Target action.
 func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 	rid := id.UUID()
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	body, release, err := readBody(r)
+	defer release()
 	if err != nil {
 		h.fail(w, rid, false, op, sqs.ErrSerialization.New("failed to read the request body"))
 		return
@@ -120,7 +122,45 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 		awswire.WriteJSONBytes(w, rid, []byte("{}"))
 		return
 	}
+	if fast, ok := rep.(jsonAppender); ok {
+		buf := bufPool.Get().(*[]byte)
+		o := awswire.JSONObject{Buf: (*buf)[:0]}
+		o.Open()
+		fast.appendJSON(&o)
+		o.Close()
+		awswire.WriteJSONBytes(w, rid, o.Buf)
+		*buf = o.Buf
+		bufPool.Put(buf)
+		return
+	}
 	awswire.WriteJSON(w, rid, rep.json())
+}
+
+// bufPool recycles request and reply buffers of the JSON protocol.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// readBody reads a request body into a pooled buffer; release returns it.
+func readBody(r *http.Request) ([]byte, func(), error) {
+	buf := bufPool.Get().(*[]byte)
+	b := (*buf)[:0]
+	if r.ContentLength > 0 && r.ContentLength <= maxBody && int(r.ContentLength) > cap(b) {
+		b = make([]byte, 0, r.ContentLength)
+	}
+	lr := io.LimitReader(r.Body, maxBody)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, func() {}, err
+		}
+	}
+	return b, func() { *buf = b[:0]; bufPool.Put(buf) }, nil
 }
 
 // ServeQuery serves a Query-protocol call whose parameters are already parsed.

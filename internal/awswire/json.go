@@ -1,0 +1,103 @@
+package awswire
+
+import "strconv"
+
+// AppendJSONString appends s as a JSON string. Replies on hot paths are
+// written by hand with it: encoding/json's reflection costs more than the
+// rest of a SendMessage.
+func AppendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	last := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[last:i]...)
+		switch c {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			const hex = "0123456789abcdef"
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		last = i + 1
+	}
+	dst = append(dst, s[last:]...)
+	return append(dst, '"')
+}
+
+// JSONObject appends the members of one JSON object, handling commas.
+type JSONObject struct {
+	Buf []byte
+	n   []int // members written, per open object
+}
+
+// Open starts an object (as a value: write the key first with Key).
+func (o *JSONObject) Open() {
+	o.Buf = append(o.Buf, '{')
+	o.n = append(o.n, 0)
+}
+
+// Close ends the innermost object.
+func (o *JSONObject) Close() {
+	o.Buf = append(o.Buf, '}')
+	o.n = o.n[:len(o.n)-1]
+}
+
+// Key writes a member name (and the comma before it when needed).
+func (o *JSONObject) Key(k string) {
+	if o.n[len(o.n)-1] > 0 {
+		o.Buf = append(o.Buf, ',')
+	}
+	o.n[len(o.n)-1]++
+	o.Buf = AppendJSONString(o.Buf, k)
+	o.Buf = append(o.Buf, ':')
+}
+
+// String writes "k":"v".
+func (o *JSONObject) String(k, v string) {
+	o.Key(k)
+	o.Buf = AppendJSONString(o.Buf, v)
+}
+
+// Int writes "k":n.
+func (o *JSONObject) Int(k string, n int64) {
+	o.Key(k)
+	o.Buf = strconv.AppendInt(o.Buf, n, 10)
+}
+
+// Bool writes "k":true|false.
+func (o *JSONObject) Bool(k string, b bool) {
+	o.Key(k)
+	o.Buf = strconv.AppendBool(o.Buf, b)
+}
+
+// OpenArray writes "k":[ ; items are written with Item and objects.
+func (o *JSONObject) OpenArray(k string) {
+	o.Key(k)
+	o.Buf = append(o.Buf, '[')
+	o.n = append(o.n, 0)
+}
+
+// Item starts an array element (writing the comma before it when needed).
+func (o *JSONObject) Item() {
+	if o.n[len(o.n)-1] > 0 {
+		o.Buf = append(o.Buf, ',')
+	}
+	o.n[len(o.n)-1]++
+}
+
+// CloseArray ends the innermost array.
+func (o *JSONObject) CloseArray() {
+	o.Buf = append(o.Buf, ']')
+	o.n = o.n[:len(o.n)-1]
+}
