@@ -44,6 +44,18 @@ type Engine struct {
 
 	moveOnce sync.Once
 	moves    *moveTasks
+	senders  sync.Map // interned sender ids
+}
+
+// intern returns one shared copy of a sender id: the caller's copy is a slice
+// of its request's Authorization header, which a stored message should not keep.
+func (e *Engine) intern(s string) string {
+	if v, ok := e.senders.Load(s); ok {
+		return v.(string)
+	}
+	c := strings.Clone(s)
+	v, _ := e.senders.LoadOrStore(c, c)
+	return v.(string)
 }
 
 // New returns an empty engine.

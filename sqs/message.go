@@ -22,32 +22,58 @@ type MessageAttribute struct {
 }
 
 // message is a stored message. Fields above the line never change after
-// send, so receives can hand them out without copying.
+// send, so receives can hand them out without copying. It is kept small:
+// a million queued messages should cost little beyond their bodies.
 type message struct {
-	seq         uint64 // identity within its queue, in receipt handles
-	id          string
-	body        string
-	md5Body     string
-	attrs       []MessageAttribute // sorted by name
-	md5Attrs    string
+	seq      uint64 // identity within its queue, in receipt handles
+	id       string
+	body     string
+	md5Body  string
+	attrs    []MessageAttribute // sorted by name
+	md5Attrs string
+	senderID string
+	sentAt   time.Time   // original enqueue time; retention counts from it
+	ext      *messageExt // what few messages carry
+	// ----
+	firstReceiveAt int64     // Unix milliseconds
+	receivedAt     int64     // Unix nanoseconds of the latest receive, for the 12-hour cap
+	visibleAt      time.Time // when it becomes (or became) visible
+	order          uint64    // delivery order; a standard queue may send a message to the back
+	group          *group    // FIFO queues: the message group it belongs to
+	receiveCount   int32
+	handleGen      uint32 // which receive the current receipt handle belongs to
+	index          int    // position in the heap that holds it
+	state          msgState
+}
+
+// messageExt holds the system attributes most messages lack.
+type messageExt struct {
 	traceHeader string
 	groupID     string
 	dedupID     string
 	sequenceNum string
-	senderID    string
-	dlqSource   string    // ARN of the queue it was dead-lettered from
-	sentAt      time.Time // original enqueue time; retention counts from it
-	// ----
-	receiveCount   int
-	firstReceiveAt time.Time
-	visibleAt      time.Time // when it becomes (or became) visible
-	receivedAt     time.Time // the latest receive, for the 12-hour visibility cap
-	handleGen      uint32    // which receive the current receipt handle belongs to
-	order          uint64    // delivery order; a standard queue may send a message to the back
-	group          *group    // FIFO queues: the message group it belongs to
-	state          msgState
-	index          int // position in the heap that holds it
+	dlqSource   string // ARN of the queue it was dead-lettered from
 }
+
+var noExt messageExt
+
+func (m *message) x() *messageExt {
+	if m.ext == nil {
+		return &noExt
+	}
+	return m.ext
+}
+
+// setExt attaches e unless it is empty.
+func (m *message) setExt(e messageExt) {
+	if e != noExt {
+		p := new(messageExt) // allocate only when needed: &e would always escape
+		*p = e
+		m.ext = p
+	}
+}
+
+func (m *message) groupID() string { return m.x().groupID }
 
 type msgState uint8
 

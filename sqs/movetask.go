@@ -146,7 +146,7 @@ func (e *Engine) moveTick(t *moveTask) {
 	for _, m := range msgs {
 		dest := info.DestinationArn
 		if dest == "" {
-			dest = m.dlqSource
+			dest = m.x().dlqSource
 		}
 		q := e.queueByArn(dest)
 		if q == nil {
@@ -202,8 +202,9 @@ func (q *Queue) takeForMove(n int) []*message {
 func (q *Queue) redriven(m *message) {
 	c := &message{
 		id: id.UUID(), body: m.body, md5Body: m.md5Body, attrs: m.attrs, md5Attrs: m.md5Attrs,
-		traceHeader: m.traceHeader, groupID: m.groupID, dedupID: m.dedupID, senderID: m.senderID, index: -1,
+		senderID: m.senderID, index: -1,
 	}
+	c.setExt(messageExt{traceHeader: m.x().traceHeader, groupID: m.x().groupID, dedupID: m.x().dedupID})
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.deleted {
@@ -211,7 +212,9 @@ func (q *Queue) redriven(m *message) {
 	}
 	now := q.engine.clock.Now()
 	if q.fifo != nil {
-		c.sequenceNum = q.fifo.nextSequence()
+		e := *c.x()
+		e.sequenceNum = q.fifo.nextSequence()
+		c.setExt(e)
 	}
 	zero := 0
 	q.enqueue(c, &zero, now)

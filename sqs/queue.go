@@ -108,9 +108,9 @@ func (q *Queue) drop(m *message) {
 	switch {
 	case m.group != nil:
 		q.fifo.forget(m)
-	case m.groupID != "":
-		if q.groupsHeld[m.groupID]--; q.groupsHeld[m.groupID] == 0 {
-			delete(q.groupsHeld, m.groupID)
+	case m.groupID() != "":
+		if q.groupsHeld[m.groupID()]--; q.groupsHeld[m.groupID()] == 0 {
+			delete(q.groupsHeld, m.groupID())
 		}
 	}
 }
@@ -123,8 +123,8 @@ func (q *Queue) enterInflight(m *message) {
 	switch {
 	case m.group != nil:
 		m.group.inflight++
-	case m.groupID != "":
-		q.groupsOut[m.groupID]++
+	case m.groupID() != "":
+		q.groupsOut[m.groupID()]++
 		q.groupsOutSum++
 	}
 }
@@ -134,11 +134,11 @@ func (q *Queue) leaveInflight(m *message) {
 	switch {
 	case m.group != nil:
 		m.group.inflight--
-	case m.groupID != "":
-		q.groupsOut[m.groupID]--
+	case m.groupID() != "":
+		q.groupsOut[m.groupID()]--
 		q.groupsOutSum--
-		if q.groupsOut[m.groupID] == 0 {
-			delete(q.groupsOut, m.groupID)
+		if q.groupsOut[m.groupID()] == 0 {
+			delete(q.groupsOut, m.groupID())
 		}
 	}
 }

@@ -180,7 +180,7 @@ func (q *Queue) take(req receiveReq, now time.Time, longPoll bool) ([]Received, 
 			moves = append(moves, m)
 			continue
 		}
-		if m.groupID != "" && len(deferred) < maxDeferred && q.noisy(m.groupID) {
+		if g := m.groupID(); g != "" && len(deferred) < maxDeferred && q.noisy(g) {
 			deferred = append(deferred, m) // fair queues: other tenants first
 			continue
 		}
@@ -227,7 +227,7 @@ func (q *Queue) NoisyGroups() int {
 // must go to the dead-letter queue instead of being received again.
 func (q *Queue) overReceived(m *message) bool {
 	rp := q.config.redrive
-	return rp != nil && m.receiveCount >= rp.MaxReceiveCount
+	return rp != nil && int(m.receiveCount) >= rp.MaxReceiveCount
 }
 
 // takeFifo hands out messages group by group: from each unlocked group as
@@ -271,11 +271,11 @@ func (q *Queue) takeFifo(req receiveReq, now time.Time) ([]Received, []*message)
 func (q *Queue) deliver(m *message, req receiveReq, now time.Time) Received {
 	m.receiveCount++
 	if m.receiveCount == 1 {
-		m.firstReceiveAt = now
+		m.firstReceiveAt = now.UnixMilli()
 		q.handles[m.seq] = m
 	}
 	m.handleGen++
-	m.receivedAt = now
+	m.receivedAt = now.UnixNano()
 	m.visibleAt = now.Add(time.Duration(req.visibility) * time.Second)
 	q.enterInflight(m)
 	return q.render(m, req)
@@ -311,19 +311,19 @@ func (q *Queue) render(m *message, req receiveReq) Received {
 		case SysSentTimestamp:
 			v = strconv.FormatInt(m.sentAt.UnixMilli(), 10)
 		case SysApproximateReceiveCount:
-			v = strconv.Itoa(m.receiveCount)
+			v = strconv.Itoa(int(m.receiveCount))
 		case SysApproximateFirstReceiveTimestamp:
-			v = strconv.FormatInt(m.firstReceiveAt.UnixMilli(), 10)
+			v = strconv.FormatInt(m.firstReceiveAt, 10)
 		case SysSequenceNumber:
-			v = m.sequenceNum
+			v = m.x().sequenceNum
 		case SysMessageDeduplicationID:
-			v = m.dedupID
+			v = m.x().dedupID
 		case SysMessageGroupID:
-			v = m.groupID
+			v = m.x().groupID
 		case SysAWSTraceHeader:
-			v = m.traceHeader
+			v = m.x().traceHeader
 		case SysDeadLetterQueueSourceArn:
-			v = m.dlqSource
+			v = m.x().dlqSource
 		}
 		if v != "" {
 			r.Attributes = append(r.Attributes, Attribute{n, v})
@@ -356,14 +356,14 @@ func (e *Engine) deadLetter(src *Queue, moves []*message) {
 	for _, m := range moves {
 		c := &message{
 			id: m.id, body: m.body, md5Body: m.md5Body, attrs: m.attrs, md5Attrs: m.md5Attrs,
-			traceHeader: m.traceHeader, groupID: m.groupID, dedupID: m.dedupID,
-			sequenceNum: m.sequenceNum, senderID: m.senderID, sentAt: m.sentAt,
+			senderID: m.senderID, sentAt: m.sentAt,
 			receiveCount: m.receiveCount, firstReceiveAt: m.firstReceiveAt, index: -1,
-			dlqSource: m.dlqSource,
 		}
+		e := *m.x()
 		if source != "" {
-			c.dlqSource = source
+			e.dlqSource = source
 		}
+		c.setExt(e)
 		if target.config.fifo {
 			c.sentAt = now // FIFO DLQs restart retention; standard ones keep it
 		}
@@ -448,7 +448,7 @@ func (q *Queue) ChangeVisibility(handle string, timeout int) error {
 	if m == nil || m.handleGen != gen || (q.fifo != nil && m.state != stateInflight) {
 		return invalidValue(handle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change.")
 	}
-	if now.Add(time.Duration(timeout)*time.Second).Sub(m.receivedAt) > 12*time.Hour {
+	if now.Add(time.Duration(timeout)*time.Second).Sub(time.Unix(0, m.receivedAt)) > 12*time.Hour {
 		return invalidValue(strconv.Itoa(timeout), "VisibilityTimeout", "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
 	}
 	q.unlink(m)

@@ -53,14 +53,14 @@ func (q *Queue) Send(in SendInput) (SendResult, error) {
 // send's MessageId and SequenceNumber and not stored. Callers hold mu.
 func (q *Queue) admit(m *message, delay *int, now time.Time, res *SendResult) {
 	if q.fifo != nil {
-		key := dedupKeyFor(q.config, m.groupID, m.dedupID)
+		key := dedupKeyFor(q.config, m.x().groupID, m.x().dedupID)
 		if e, dup := q.fifo.checkDedup(key, now); dup {
 			res.MessageID, res.SequenceNumber = e.messageID, e.sequenceNumber
 			return
 		}
-		m.sequenceNum = q.fifo.nextSequence()
-		q.fifo.remember(key, dedupEntry{m.id, m.sequenceNum, now})
-		res.SequenceNumber = m.sequenceNum
+		m.ext.sequenceNum = q.fifo.nextSequence() // FIFO messages always have an ext
+		q.fifo.remember(key, dedupEntry{m.id, m.ext.sequenceNum, now})
+		res.SequenceNumber = m.ext.sequenceNum
 	}
 	q.enqueue(m, delay, now)
 }
@@ -117,16 +117,17 @@ func (q *Queue) prepare(in SendInput) (*message, SendResult, error) {
 	hex.Encode(buf[36:], sum[:])
 	idAndMD5 := string(buf[:])
 	m := &message{
-		id:          idAndMD5[:36],
-		body:        in.Body,
-		md5Body:     idAndMD5[36:],
-		attrs:       attrs,
-		md5Attrs:    MD5OfAttributes(attrs),
-		traceHeader: trace,
-		groupID:     in.GroupID,
-		dedupID:     dedupID,
-		senderID:    in.SenderID,
-		index:       -1,
+		id:       idAndMD5[:36],
+		body:     in.Body,
+		md5Body:  idAndMD5[36:],
+		attrs:    attrs,
+		md5Attrs: MD5OfAttributes(attrs),
+		senderID: q.engine.intern(in.SenderID),
+		index:    -1,
+	}
+	m.setExt(messageExt{traceHeader: trace, groupID: in.GroupID, dedupID: dedupID})
+	if cfg.fifo && m.ext == nil {
+		m.ext = &messageExt{} // admit writes its sequence number
 	}
 	return m, SendResult{MessageID: m.id, MD5OfBody: m.md5Body, MD5OfAttrs: m.md5Attrs, MD5OfSysAttrs: md5Sys}, nil
 }
@@ -180,10 +181,10 @@ func (q *Queue) enqueue(m *message, delay *int, now time.Time) {
 		m.sentAt = now
 	}
 	if q.fifo != nil {
-		m.group = q.fifo.group(m.groupID)
+		m.group = q.fifo.group(m.groupID())
 		m.group.size++
-	} else if m.groupID != "" {
-		q.groupsHeld[m.groupID]++
+	} else if g := m.groupID(); g != "" {
+		q.groupsHeld[g]++
 	}
 	d := q.config.delaySeconds
 	if delay != nil {
