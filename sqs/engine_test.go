@@ -806,3 +806,31 @@ func TestValidBodyFastPathAgreesWithTheRule(t *testing.T) {
 		}
 	}
 }
+
+func TestInflightLimitOverLimit(t *testing.T) {
+	t.Parallel()
+	e, _ := newTestEngine(t)
+	q := mustQueue(t, e, "limit", nil)
+	for i := 0; i < inflightLimit+1; i++ {
+		q.Send(SendInput{Body: "m"})
+	}
+	for n := 0; n < inflightLimit; {
+		n += len(receive(t, q, ReceiveInput{MaxNumberOfMessages: ptr(10)}))
+	}
+	if _, err := q.Receive(context.Background(), ReceiveInput{WaitTimeSeconds: ptr(0)}); code(err) != "OverLimit" {
+		t.Fatalf("short poll past the limit: %v", err)
+	}
+	done := make(chan []Received)
+	go func() {
+		out, err := q.Receive(context.Background(), ReceiveInput{WaitTimeSeconds: ptr(1)})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- out
+	}()
+	waitForWaiter(t, q)
+	q.engine.clock.(*clock.Manual).Advance(time.Second)
+	if out := <-done; len(out) != 0 {
+		t.Fatal("a long poll past the limit returned messages")
+	}
+}

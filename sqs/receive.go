@@ -162,7 +162,11 @@ func (q *Queue) take(req receiveReq, now time.Time, longPoll bool) ([]Received, 
 		if longPoll {
 			return nil, nil, nil
 		}
-		return nil, nil, ErrOverLimit.New("Too many messages in flight. The maximum is %d.", inflightLimit)
+		// The wording and the 403 of the Query protocol are AWS's, as
+		// recorded in a client's bug report; long polls return empty instead.
+		e := ErrOverLimit.New("Too many messages have been received without being deleted.\nPlease delete your received messages or let them timeout before receiving more.")
+		e.QueryStatus = 403
+		return nil, nil, e
 	}
 	var out []Received
 	var moves, deferred []*message
