@@ -94,8 +94,16 @@ func New(opts Options) (*Server, error) {
 	r := mux.NewRouter()
 	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, Pprof: opts.Pprof})
 	snsapi.Routes(r, snsHandler, s.signer, s.deliveries.Stats)
-	r.PathPrefix("/").Handler(newDispatcher(sqsapi.New(s.sqs, opts.Logger), snsHandler))
-	s.handler = r
+	aws := newDispatcher(sqsapi.New(s.sqs, opts.Logger), snsHandler)
+	r.PathPrefix("/").Handler(aws)
+	// AWS calls skip the router's matching: only /_fanout/ has routes.
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.HasPrefix(req.URL.Path, "/_fanout/") {
+			r.ServeHTTP(w, req)
+			return
+		}
+		aws.ServeHTTP(w, req)
+	})
 	return s, nil
 }
 
