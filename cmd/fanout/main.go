@@ -48,6 +48,7 @@ func run(args []string) error {
 	clockMode := fs.String("clock", env("clock", "real"), "real (the wall clock, which POST /_fanout/clock can move forward) or manual (moves only when told) (FANOUT_CLOCK)")
 	noPurge := fs.Bool("no-purge-wait", envBool("no-purge-wait"), "allow more than one PurgeQueue per queue every 60 s (FANOUT_NO_PURGE_WAIT)")
 	pprofOn := fs.Bool("pprof", envBool("pprof"), "serve net/http/pprof under /_fanout/debug/pprof/ (FANOUT_PPROF)")
+	enforce := fs.Bool("enforce-policies", envBool("enforce-policies"), "SNS delivers to an SQS queue only if the queue's Policy allows it, as AWS does (FANOUT_ENFORCE_POLICIES)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -71,10 +72,12 @@ func run(args []string) error {
 	s, err := fanout.Start(ctx, fanout.Options{
 		Addr: *addr, Region: *region, Account: *account, Logger: log, Clock: clk,
 		NoRecreateWait: *noRecreate, NoPurgeWait: *noPurge, Pprof: *pprofOn,
+		EnforcePolicies: *enforce,
 	})
 	if err != nil {
 		return err
 	}
+	s.WarmUp() // SNS's signing key, in the background
 	log.Info("fanout listening", "endpoint", s.URL(), "region", *region, "account", *account)
 	<-ctx.Done()
 	log.Info("fanout shutting down")
