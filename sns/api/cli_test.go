@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fanout/fanout"
 )
 
 // TestAWSCLIWalkthrough runs the README's SNS walkthrough with Debian's AWS
@@ -106,3 +109,57 @@ func TestAWSCLIWalkthrough(t *testing.T) {
 type cliError struct{ stderr string }
 
 func (e *cliError) Error() string { return e.stderr }
+
+// TestREADMEWalkthrough runs the SNS walkthrough of the README as written,
+// with Debian's AWS CLI, against a fanout of its own that enforces queue
+// policies: the README must tell the truth.
+func TestREADMEWalkthrough(t *testing.T) {
+	t.Parallel()
+	const cli = "/usr/bin/aws"
+	if _, err := os.Stat(cli); err != nil {
+		if os.Getenv("FANOUT_REQUIRE_CLI") != "" {
+			t.Fatal("/usr/bin/aws (Debian's awscli package) is required")
+		}
+		t.Skip("Debian's awscli is not installed")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "<!-- sns-walkthrough")
+	if !ok {
+		t.Fatal("README has no SNS walkthrough marker")
+	}
+	_, rest, _ = strings.Cut(rest, "```sh\n")
+	script, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("README's SNS walkthrough has no sh block")
+	}
+	e := start(t, fanout.Options{EnforcePolicies: true})
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(cli, filepath.Join(bin, "aws")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"FANOUT_ENDPOINT="+e.srv.URL(), "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "config"), "AWS_PAGER=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("walkthrough: %v\n%s", err, out)
+	}
+	got := string(out)
+	t.Logf("walkthrough output:\n%s", got)
+	// Two envelopes and one raw message with its attribute.
+	if strings.Count(got, `\"Type\" : \"Notification\"`) != 2 || !strings.Contains(got, `"Body": "{\"orderId\":\"1001\"}"`) ||
+		!strings.Contains(got, `"customer_type": {`) {
+		t.Fatalf("walkthrough output:\n%s", got)
+	}
+	if c := e.stats(t); c.Delivered != 3 || c.Failed != 0 {
+		t.Fatalf("deliveries %+v", c)
+	}
+}
