@@ -52,7 +52,9 @@ func TestExamplesCoverTheOperators(t *testing.T) {
 			t.Errorf("no valid example uses %s", op)
 		}
 	}
-	if !has(func(ex Example) bool { return strings.Contains(ex.Policy, `["rugby", "tennis"]`) && ex.Expect == ExpectMatch }) {
+	if !has(func(ex Example) bool {
+		return strings.Contains(ex.Policy, `["rugby", "tennis"]`) && ex.Expect == ExpectMatch
+	}) {
 		t.Error("no example of exact values")
 	}
 	if !has(func(ex Example) bool { return ex.Scope == filter.ScopeBody && strings.Count(ex.Policy, "{") > 2 }) {

@@ -51,7 +51,12 @@
     ui.attributesField.classList.toggle('ignored', value === 'MessageBody');
   }
 
+  // schedule runs after every edit. It marks the verdict stale at once and
+  // drops replies to requests sent before the edit, so the verdict shown
+  // is never for text that is no longer there.
   function schedule() {
+    latest++;
+    ui.verdict.dataset.stale = 'true';
     clearTimeout(timer);
     timer = setTimeout(evaluate, DEBOUNCE_MS);
   }
@@ -96,6 +101,7 @@
       if (mine !== latest) return;
       showVerdict('error', 'Cannot test', String(e.message || e));
     }
+    delete ui.verdict.dataset.stale;
     showShell(req);
   }
 
@@ -107,7 +113,7 @@
     showProblem(ui.attributesError, attributesError);
 
     if (!res.valid) {
-      showVerdict('invalid', 'Invalid policy', 'SNS refuses this policy with the message under it.');
+      showVerdict('invalid', 'Invalid policy', 'SNS refuses it: ' + res.error);
     } else if (attributesError && sc === 'MessageAttributes') {
       showVerdict('error', 'Cannot test', 'Fix the message attributes first.');
     } else if (res.matched) {
