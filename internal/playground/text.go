@@ -80,6 +80,8 @@ func writeKey(b *strings.Builder, indent string, k filter.KeyExplanation) {
 		switch {
 		case subject == "(every element)":
 			subject = "every element"
+		case subject == "" && len(k.Values) == 1:
+			subject = k.Values[0] // a Binary attribute's size, say
 		case subject == "" && k.Present:
 			subject = "present"
 		case subject == "":

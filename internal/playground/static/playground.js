@@ -228,6 +228,7 @@
     if (!k.matched) return k.reason || 'no condition matches';
     if (k.matchedValue === '(every element)') return 'every element passes ' + k.condition;
     if (k.matchedValue) return k.matchedValue + ' matches ' + k.condition;
+    if (k.present && k.values && k.values.length === 1) return k.values[0] + ' matches ' + k.condition;
     return (k.present ? 'present: ' : 'absent: ') + 'matches ' + k.condition;
   }
 
