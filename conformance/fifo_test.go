@@ -192,7 +192,7 @@ var _ = Describe("FIFO queues", func() {
 		// is an unknown attribute, and on a FIFO queue setting it to true, its
 		// value already, is accepted. fanout answers InvalidAttributeValue
 		// "Modifying queue type is not supported." to both.
-		PIt("treats FifoQueue as unknown on a standard queue and accepts true on a FIFO queue", func(ctx SpecContext) {
+		It("treats FifoQueue as unknown on a standard queue and accepts true on a FIFO queue", func(ctx SpecContext) {
 			std := createQueue(ctx, "fifoattr-std", nil)
 			_, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
 				QueueUrl: aws.String(std.URL), Attributes: map[string]string{"FifoQueue": "true"},
@@ -427,7 +427,7 @@ var _ = Describe("FIFO queues", func() {
 		// with InvalidParameterValue (code InvalidParameterValue even for the
 		// missing group id). fanout reports those entries in Failed and sends
 		// the others.
-		PIt("refuses a whole batch in which an entry lacks its MessageGroupId or deduplication id", func(ctx SpecContext) {
+		It("refuses a whole batch in which an entry lacks its MessageGroupId or deduplication id", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-batch-missing", nil)
 			good := types.SendMessageBatchRequestEntry{Id: aws.String("good"), MessageBody: aws.String("b"), MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("d-1")}
 

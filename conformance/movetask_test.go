@@ -211,7 +211,7 @@ var _ = Describe("Message move tasks", func() {
 	// test_move_task_workflow_with_default_destination): a task started
 	// without MaxNumberOfMessagesPerSecond is listed without one. fanout
 	// lists it with its internal default, 500.
-	PIt("lists no MaxNumberOfMessagesPerSecond for a task started without one", func(ctx SpecContext) {
+	It("lists no MaxNumberOfMessagesPerSecond for a task started without one", func(ctx SpecContext) {
 		src, dlq := deadLetterPipeOn(ctx, client, "move-norate")
 		deadLetterOn(ctx, client, src, dlq, "r-1")
 		_, err := client.StartMessageMoveTask(ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlq.ARN)})

@@ -266,6 +266,14 @@ func (c *config) set(name, v string, create bool) *awserr.Error {
 		}
 	case AttrFifoQueue:
 		if !create {
+			// On a standard queue FifoQueue is unknown; on a FIFO queue it
+			// may be restated but not changed.
+			if !c.fifo {
+				return ErrInvalidAttributeName.New("Unknown Attribute FifoQueue.")
+			}
+			if strings.EqualFold(v, "true") {
+				return nil
+			}
 			return ErrInvalidAttributeValue.New("Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.")
 		}
 		var b bool

@@ -76,6 +76,19 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 	if err := CheckBatch("SendMessageBatchRequestEntry", ids); err != nil {
 		return nil, nil, err
 	}
+	if q.Fifo() {
+		// On a FIFO queue a missing group or deduplication id fails the whole
+		// batch, not just its entry.
+		cfg := q.cfg()
+		for _, e := range entries {
+			if e.GroupID == "" {
+				return nil, nil, ErrInvalidParameterValue.New("The request must contain the parameter MessageGroupId.")
+			}
+			if e.DeduplicationID == "" && !cfg.contentDedup {
+				return nil, nil, ErrInvalidParameterValue.New("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
+			}
+		}
+	}
 	if total > maxBatchBytes {
 		return nil, nil, ErrBatchRequestTooLong.New("Batch requests cannot be longer than %d bytes. You have sent %d bytes.", maxBatchBytes, total)
 	}

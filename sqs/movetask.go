@@ -32,7 +32,8 @@ type MoveTask struct {
 	Status         string
 	SourceArn      string
 	DestinationArn string
-	Rate           int
+	Rate           int  // messages per second
+	RateGiven      bool // whether the task was started with a rate (AWS lists it only then)
 	Moved          int64
 	ToMove         int64
 	FailureReason  string
@@ -106,7 +107,7 @@ func (e *Engine) StartMoveTask(source, dest string, rate *int) (string, error) {
 	handleJSON, _ := json.Marshal(map[string]string{"taskId": id.UUID(), "sourceArn": source})
 	t := &moveTask{handle: base64.StdEncoding.EncodeToString(handleJSON)}
 	t.info = MoveTask{
-		Status: TaskRunning, SourceArn: source, DestinationArn: dest, Rate: r,
+		Status: TaskRunning, SourceArn: source, DestinationArn: dest, Rate: r, RateGiven: rate != nil,
 		ToMove: int64(src.visibleCount()), Started: e.clock.Now(),
 	}
 	ts.bySource[source] = append([]*moveTask{t}, ts.bySource[source]...)

@@ -45,7 +45,7 @@ type moveTaskEntry struct {
 	Status                            string `json:"Status"`
 	SourceArn                         string `json:"SourceArn"`
 	DestinationArn                    string `json:"DestinationArn,omitempty"`
-	MaxNumberOfMessagesPerSecond      int    `json:"MaxNumberOfMessagesPerSecond"`
+	MaxNumberOfMessagesPerSecond      int    `json:"MaxNumberOfMessagesPerSecond,omitempty"`
 	ApproximateNumberOfMessagesMoved  int64  `json:"ApproximateNumberOfMessagesMoved"`
 	ApproximateNumberOfMessagesToMove int64  `json:"ApproximateNumberOfMessagesToMove"`
 	FailureReason                     string `json:"FailureReason,omitempty"`
@@ -69,7 +69,9 @@ func (r moveTasksReply) xml(x *awswire.XMLWriter) {
 		if t.DestinationArn != "" {
 			x.Elem("DestinationArn", t.DestinationArn)
 		}
-		x.Int("MaxNumberOfMessagesPerSecond", int64(t.MaxNumberOfMessagesPerSecond))
+		if t.MaxNumberOfMessagesPerSecond != 0 {
+			x.Int("MaxNumberOfMessagesPerSecond", int64(t.MaxNumberOfMessagesPerSecond))
+		}
 		x.Int("ApproximateNumberOfMessagesMoved", t.ApproximateNumberOfMessagesMoved)
 		x.Int("ApproximateNumberOfMessagesToMove", t.ApproximateNumberOfMessagesToMove)
 		if t.FailureReason != "" {
@@ -93,9 +95,12 @@ func (h *Handler) listMessageMoveTasks(r *request) (reply, error) {
 	for i, t := range tasks {
 		out.Results[i] = moveTaskEntry{
 			TaskHandle: t.TaskHandle, Status: t.Status, SourceArn: t.SourceArn, DestinationArn: t.DestinationArn,
-			MaxNumberOfMessagesPerSecond: t.Rate, ApproximateNumberOfMessagesMoved: t.Moved,
+			ApproximateNumberOfMessagesMoved:  t.Moved,
 			ApproximateNumberOfMessagesToMove: t.ToMove, FailureReason: t.FailureReason,
 			StartedTimestamp: t.Started.UnixMilli(),
+		}
+		if t.RateGiven {
+			out.Results[i].MaxNumberOfMessagesPerSecond = t.Rate
 		}
 	}
 	return out, nil

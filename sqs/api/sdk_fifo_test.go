@@ -51,11 +51,17 @@ func TestSDKFifo(t *testing.T) {
 	}
 	batch, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &url, Entries: []types.SendMessageBatchRequestEntry{
 		{Id: aws.String("a"), MessageBody: aws.String("b1"), MessageGroupId: aws.String("h")},
-		{Id: aws.String("b"), MessageBody: aws.String("b2")},
+		{Id: aws.String("b"), MessageBody: aws.String("bad\u0000"), MessageGroupId: aws.String("h")},
 	}})
-	if err != nil || len(batch.Successful) != 1 || *batch.Successful[0].SequenceNumber == "" || len(batch.Failed) != 1 || *batch.Failed[0].Code != "MissingParameter" {
+	if err != nil || len(batch.Successful) != 1 || *batch.Successful[0].SequenceNumber == "" || len(batch.Failed) != 1 || *batch.Failed[0].Code != "InvalidMessageContents" {
 		t.Fatalf("batch %+v %v", batch, err)
 	}
+	// A missing group id fails the whole batch on a FIFO queue.
+	_, err = c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &url, Entries: []types.SendMessageBatchRequestEntry{
+		{Id: aws.String("a"), MessageBody: aws.String("b1"), MessageGroupId: aws.String("h")},
+		{Id: aws.String("b"), MessageBody: aws.String("b2")},
+	}})
+	apiErr(t, err, "InvalidParameterValue", "The request must contain the parameter MessageGroupId.")
 }
 
 func TestSDKMoveTasks(t *testing.T) {
