@@ -78,7 +78,10 @@ func (e *Engine) Publish(in PublishInput) (PublishResult, error) {
 	if err != nil {
 		return PublishResult{}, err
 	}
-	if err := t.checkLimits(p, in); err != nil {
+	if err := t.checkSize(p); err != nil {
+		return PublishResult{}, err
+	}
+	if err := t.checkIDs(p, in); err != nil {
 		return PublishResult{}, err
 	}
 	return t.publishAll([]*prepared{p})[0], nil
@@ -149,15 +152,20 @@ func validSubject(s string) bool {
 	return true
 }
 
-// checkLimits validates what depends on the topic: size and the ids of
-// FIFO and standard topics.
-func (t *Topic) checkLimits(p *prepared, in PublishInput) *awserr.Error {
+// checkSize applies the topic's message size limit.
+func (t *Topic) checkSize(p *prepared) *awserr.Error {
 	t.mu.Lock()
-	limit, contentDedup := t.cfg.messageLimit(), t.cfg.contentDedup
+	limit := t.cfg.messageLimit()
 	t.mu.Unlock()
 	if p.size > limit {
 		return invalid("Message too long")
 	}
+	return nil
+}
+
+// checkIDs validates MessageGroupId and MessageDeduplicationId for the
+// topic's type and records them on the message.
+func (t *Topic) checkIDs(p *prepared, in PublishInput) *awserr.Error {
 	if in.GroupID != "" && !validID(in.GroupID) {
 		return invalid("MessageGroupId Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
 	}
@@ -172,6 +180,9 @@ func (t *Topic) checkLimits(p *prepared, in PublishInput) *awserr.Error {
 		p.msg.GroupID = in.GroupID
 		return nil
 	}
+	t.mu.Lock()
+	contentDedup := t.cfg.contentDedup
+	t.mu.Unlock()
 	if in.GroupID == "" {
 		return invalid("The MessageGroupId parameter is required for FIFO topics")
 	}
@@ -293,9 +304,10 @@ type BatchResult struct {
 const maxBatchEntries = 10
 
 // PublishBatch publishes up to ten messages to a topic, in order. Problems
-// with the request as a whole (and malformed message attributes, which AWS
-// rejects the whole batch for) fail the call; an entry that is merely
-// invalid is reported in the failures and the others are published.
+// with the request as a whole, malformed message attributes and FIFO ids
+// (which AWS rejects the whole batch for) fail the call; an entry whose
+// message is empty, too long or has a bad subject is reported in the
+// failures and the others are published.
 // https://docs.aws.amazon.com/sns/latest/api/API_PublishBatch.html
 func (e *Engine) PublishBatch(topicArn string, entries []BatchEntry) ([]BatchResult, []BatchFailure, error) {
 	if len(entries) == 0 {
@@ -331,15 +343,19 @@ func (e *Engine) PublishBatch(topicArn string, entries []BatchEntry) ([]BatchRes
 	)
 	for i, en := range entries {
 		p, perr := checkMessage(en.PublishInput, "publishBatchRequestEntries."+strconv.Itoa(i+1)+".member.messageAttributes")
+		if perr != nil && perr.Code != ErrInvalidParameter.Code {
+			return nil, nil, perr // attribute errors fail the whole batch, as on AWS
+		}
 		if perr == nil {
-			perr = t.checkLimits(p, en.PublishInput)
+			perr = t.checkSize(p)
 		}
 		if perr != nil {
-			if perr.Code != ErrInvalidParameter.Code {
-				return nil, nil, perr
-			}
 			failed = append(failed, BatchFailure{ID: en.ID, Code: perr.Code, Message: perr.Message, SenderFault: true})
 			continue
+		}
+		// So do missing or invalid FIFO ids.
+		if err := t.checkIDs(p, en.PublishInput); err != nil {
+			return nil, nil, err
 		}
 		total += p.size
 		ok = append(ok, p)
