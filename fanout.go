@@ -17,6 +17,7 @@ import (
 	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/admin"
 	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/internal/playground"
 	"github.com/fanout/fanout/internal/signing"
 	"github.com/fanout/fanout/sns"
 	snsapi "github.com/fanout/fanout/sns/api"
@@ -94,6 +95,7 @@ func New(opts Options) (*Server, error) {
 	r := mux.NewRouter()
 	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, Pprof: opts.Pprof})
 	snsapi.Routes(r, snsHandler, s.signer, s.deliveries.Stats)
+	playground.Routes(r)
 	aws := newDispatcher(sqsapi.New(s.sqs, opts.Logger), snsHandler)
 	r.PathPrefix("/").Handler(aws)
 	// AWS calls skip the router's matching: only /_fanout/ has routes.
