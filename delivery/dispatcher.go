@@ -45,10 +45,6 @@ type endpoint interface {
 // Dispatcher delivers messages. It is safe for concurrent use.
 type Dispatcher struct {
 	opts      Options
-	signer    Signer
-	links     Links
-	log       *slog.Logger
-	clock     clock.Clock
 	endpoints map[string]endpoint
 	stats     stats
 	policies  policyCache
@@ -62,14 +58,7 @@ func New(opts Options) *Dispatcher {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
-	d := &Dispatcher{
-		opts:   opts,
-		signer: opts.Signer,
-		links:  opts.Links,
-		log:    opts.Logger,
-		clock:  opts.Clock,
-	}
-	d.endpoints = map[string]endpoint{"sqs": sqsEndpoint{}}
+	d := &Dispatcher{opts: opts, endpoints: map[string]endpoint{"sqs": sqsEndpoint{}}}
 	d.stats.init()
 	return d
 }
@@ -97,13 +86,13 @@ func (d *Dispatcher) Deliver(m *Message, sub Subscriber) error {
 	ep, ok := d.endpoints[sub.Protocol]
 	if !ok {
 		d.stats.skip(sub)
-		d.log.Debug("sns delivery skipped", "protocol", sub.Protocol, "subscription", sub.Arn, "message_id", m.ID)
+		d.opts.Logger.Debug("sns delivery skipped", "protocol", sub.Protocol, "subscription", sub.Arn, "message_id", m.ID)
 		return ErrNotSupported
 	}
 	err := ep.deliver(d, m, sub)
 	if err != nil {
-		d.stats.fail(d.clock.Now(), m, sub, err)
-		d.log.Warn("sns delivery failed", "subscription", sub.Arn, "endpoint", sub.Endpoint, "message_id", m.ID, "error", err)
+		d.stats.fail(d.opts.Clock.Now(), m, sub, err)
+		d.opts.Logger.Warn("sns delivery failed", "subscription", sub.Arn, "endpoint", sub.Endpoint, "message_id", m.ID, "error", err)
 		return err
 	}
 	d.stats.deliver(sub)

@@ -94,12 +94,12 @@ func (d *Dispatcher) envelope(m *Message, sub Subscriber) (string, error) {
 	field("Timestamp", ts)
 	if !m.Fifo {
 		sig, err := m.signature(StringToSign(text, m.ID, m.Subject, ts, m.TopicArn), func(s string) (string, error) {
-			return d.signer.Sign(m.SignatureVersion, s)
+			return d.opts.Signer.Sign(m.SignatureVersion, s)
 		})
 		if err != nil {
 			return "", err
 		}
-		cert, err := d.links.CertURL()
+		cert, err := d.opts.Links.CertURL()
 		if err != nil {
 			return "", err
 		}
@@ -107,7 +107,7 @@ func (d *Dispatcher) envelope(m *Message, sub Subscriber) (string, error) {
 		field("Signature", sig)
 		field("SigningCertURL", cert)
 	}
-	field("UnsubscribeURL", d.links.UnsubscribeURL(sub.Arn))
+	field("UnsubscribeURL", d.opts.Links.UnsubscribeURL(sub.Arn))
 	if len(m.Attributes) > 0 {
 		b.WriteString(",\n  \"MessageAttributes\" : {")
 		for i, a := range m.Attributes {

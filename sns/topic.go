@@ -14,11 +14,10 @@ import (
 // Topic is one SNS topic. Its state is guarded by mu; a FIFO topic's
 // publishing is serialised by publish (see the package's lock order).
 type Topic struct {
-	engine  *Engine
-	name    string
-	arn     string
-	fifo    bool
-	created time.Time
+	engine *Engine
+	name   string
+	arn    string
+	fifo   bool
 
 	publish sync.Mutex // FIFO topics: held from sequencing to the last delivery
 
@@ -83,7 +82,7 @@ func (e *Engine) CreateTopic(name string, attrs map[string]string, tags []Tag) (
 	if t := e.topics[name]; t != nil {
 		return t, t.sameAs(attrs, tagMap, now)
 	}
-	t := &Topic{engine: e, name: name, arn: e.TopicArn(name), fifo: fifo, created: now, cfg: cfg, tags: tagMap}
+	t := &Topic{engine: e, name: name, arn: e.TopicArn(name), fifo: fifo, cfg: cfg, tags: tagMap}
 	if t.tags == nil {
 		t.tags = map[string]string{}
 	}
