@@ -63,7 +63,7 @@ func TestConformance(t *testing.T) {
 	default:
 		t.Fatalf("%s=%q: want aws or fanout", targetEnv, target)
 	}
-	RunSpecs(t, "SQS conformance", suiteConfig, reporterConfig)
+	RunSpecs(t, "fanout conformance (SQS and SNS)", suiteConfig, reporterConfig)
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
