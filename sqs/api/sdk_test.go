@@ -27,8 +27,8 @@ func start(t *testing.T, opts fanout.Options) (*sqs.Client, *fanout.Server) {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	c := sqs.NewFromConfig(aws.Config{
-		Region:           "us-east-1",
-		Credentials:      credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", ""),
+		Region:      "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", ""),
 		// The SDK's default retryer stays on: with retries off, a client-side race
 		// in smithy-go (aws/aws-sdk-go-v2#2737) surfaces as a "use of closed network
 		// connection" on fast loopback servers. It never retries the 4xx errors tested.
