@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,6 +28,8 @@ const (
 	nullMessageID = "00000000-0000-4000-8000-000000000000"
 	maxBodyBytes  = 4 << 20 // larger than any valid SQS/SNS request
 )
+
+var hdrRequestID = []string{nullMessageID}
 
 // cannedReceive[n] is a ready ReceiveMessage response with n messages.
 var cannedReceive = func() [11][]byte {
@@ -71,7 +74,7 @@ func nullHandler() http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		w.Header().Set("X-Amzn-Requestid", nullMessageID)
+		w.Header()["X-Amzn-Requestid"] = hdrRequestID
 		if target := r.Header.Get("X-Amz-Target"); target != "" {
 			nullSQS(w, r, strings.TrimPrefix(target, "AmazonSQS."), body)
 			return
@@ -82,57 +85,89 @@ func nullHandler() http.Handler {
 
 // nullSQS answers one SQS JSON 1.0 call.
 func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte) {
-	var in struct {
-		QueueUrl, QueueName, MessageBody string
-		MaxNumberOfMessages              int
-		Entries                          []struct{ Id, MessageBody string }
-	}
-	if err := json.Unmarshal(body, &in); err != nil {
+	// Raw JSON tokens of the members the responses need.
+	var (
+		queueURL, queueName, msgBody, maxMsgs []byte
+		entries                               []nullEntry
+		cur                                   nullEntry
+	)
+	err := scanJSON(body, func(depth int, key, raw []byte) {
+		switch depth {
+		case 1:
+			switch string(key) {
+			case "QueueUrl":
+				queueURL = raw
+			case "QueueName":
+				queueName = raw
+			case "MessageBody":
+				msgBody = raw
+			case "MaxNumberOfMessages":
+				maxMsgs = raw
+			}
+		case 2: // batch entries
+			switch string(key) {
+			case "Id":
+				cur.id = raw
+			case "MessageBody":
+				cur.body = raw
+			}
+		}
+	}, func(depth int) {
+		if depth == 2 && cur.id != nil {
+			entries = append(entries, cur)
+		}
+		cur = nullEntry{}
+	})
+	if err != nil {
 		sqsError(w, "InvalidParameterValue", err.Error())
 		return
 	}
-	var out []byte
+	out := make([]byte, 0, 256)
+	ok := true
 	switch action {
 	case "SendMessage":
 		out = append(out, `{"MessageId":"`+nullMessageID+`","MD5OfMessageBody":"`...)
-		out = append(out, md5Hex(in.MessageBody)...)
+		out, ok = appendMD5OfJSONString(out, msgBody)
 		out = append(out, `"}`...)
 	case "SendMessageBatch":
 		out = append(out, `{"Successful":[`...)
-		for i, e := range in.Entries {
+		for i, e := range entries {
 			if i > 0 {
 				out = append(out, ',')
 			}
 			out = append(out, `{"Id":`...)
-			out = appendJSONString(out, e.Id)
+			out = append(out, e.id...) // already a JSON string token
 			out = append(out, `,"MessageId":"`+nullMessageID+`","MD5OfMessageBody":"`...)
-			out = append(out, md5Hex(e.MessageBody)...)
+			if out, ok = appendMD5OfJSONString(out, e.body); !ok {
+				break
+			}
 			out = append(out, `"}`...)
 		}
 		out = append(out, `],"Failed":[]}`...)
 	case "ReceiveMessage":
-		n := in.MaxNumberOfMessages
-		if n < 1 || n > 10 {
+		n, err := strconv.Atoi(string(maxMsgs))
+		if err != nil || n < 1 || n > 10 {
 			n = 1 // the SQS default
 		}
 		out = cannedReceive[n]
 	case "DeleteMessageBatch", "ChangeMessageVisibilityBatch":
 		out = append(out, `{"Successful":[`...)
-		for i, e := range in.Entries {
+		for i, e := range entries {
 			if i > 0 {
 				out = append(out, ',')
 			}
 			out = append(out, `{"Id":`...)
-			out = appendJSONString(out, e.Id)
+			out = append(out, e.id...)
 			out = append(out, '}')
 		}
 		out = append(out, `],"Failed":[]}`...)
 	case "CreateQueue", "GetQueueUrl":
-		out, _ = json.Marshal(map[string]string{"QueueUrl": "http://" + r.Host + "/" + nullAccount + "/" + in.QueueName})
+		name, _ := jsonString(queueName)
+		out, _ = json.Marshal(map[string]string{"QueueUrl": "http://" + r.Host + "/" + nullAccount + "/" + name})
 	case "GetQueueAttributes":
-		name := in.QueueUrl[strings.LastIndexByte(in.QueueUrl, '/')+1:]
+		u, _ := jsonString(queueURL)
 		out, _ = json.Marshal(map[string]map[string]string{"Attributes": {
-			"QueueArn":                    "arn:aws:sqs:" + nullRegion + ":" + nullAccount + ":" + name,
+			"QueueArn":                    "arn:aws:sqs:" + nullRegion + ":" + nullAccount + ":" + u[strings.LastIndexByte(u, '/')+1:],
 			"ApproximateNumberOfMessages": "0",
 		}})
 	case "ListQueues":
@@ -143,9 +178,16 @@ func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte)
 		sqsError(w, "UnsupportedOperation", "null server does not implement "+action)
 		return
 	}
-	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	if !ok {
+		sqsError(w, "InvalidParameterValue", "MessageBody must be a JSON string")
+		return
+	}
+	w.Header()["Content-Type"] = hdrJSON
 	w.Write(out)
 }
+
+// nullEntry is one batch entry's raw Id and MessageBody tokens.
+type nullEntry struct{ id, body []byte }
 
 func sqsError(w http.ResponseWriter, code, msg string) {
 	w.Header().Set("Content-Type", "application/x-amz-json-1.0")

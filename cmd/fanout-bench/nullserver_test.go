@@ -45,7 +45,7 @@ func TestNullServerAcceptedBySDK(t *testing.T) {
 		t.Fatalf("MD5 %q", aws.ToString(out.MD5OfMessageBody))
 	}
 	es := batchOf(10, 300)
-	es[3].body = "different"
+	es[3].body = "quote\" backslash \\ tab\t snowman ☃ </script>"
 	if err := c.sendMessageBatch(ctx, q, es); err != nil {
 		t.Fatalf("SendMessageBatch: %v", err)
 	}
@@ -235,5 +235,51 @@ func TestHideWriterTo(t *testing.T) {
 	}
 	if req.Body != orig {
 		t.Error("caller's request was modified")
+	}
+}
+
+func TestScanJSON(t *testing.T) {
+	doc := `{ "QueueUrl" : "http://h/000000000000/q", "MaxNumberOfMessages":10,
+		"Attributes":{"A":"1"}, "Flag":true, "Nil":null, "List":[1,"x",{"In":"arr"}],
+		"Entries":[{"Id":"a","MessageBody":"x\"y\u00e9","MessageAttributes":{"k":{"DataType":"String"}}},{"Id":"b","MessageBody":""}]}`
+	type m struct {
+		depth    int
+		key, raw string
+	}
+	var got []m
+	var ends []int
+	if err := scanJSON([]byte(doc), func(d int, k, r []byte) { got = append(got, m{d, string(k), string(r)}) },
+		func(d int) { ends = append(ends, d) }); err != nil {
+		t.Fatal(err)
+	}
+	want := []m{
+		{1, "QueueUrl", `"http://h/000000000000/q"`}, {1, "MaxNumberOfMessages", "10"},
+		{2, "A", `"1"`}, {1, "Flag", "true"}, {1, "Nil", "null"}, {2, "In", `"arr"`},
+		{2, "Id", `"a"`}, {2, "MessageBody", `"x\"y\u00e9"`}, {4, "DataType", `"String"`},
+		{2, "Id", `"b"`}, {2, "MessageBody", `""`},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("member %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+	if s, ok := jsonString([]byte(`"x\"y\u00e9"`)); !ok || s != "x\"yé" {
+		t.Errorf("jsonString = %q %v", s, ok)
+	}
+	if len(ends) != 7 || ends[len(ends)-1] != 1 {
+		t.Errorf("object ends %v", ends)
+	}
+	for _, bad := range []string{``, `{`, `{"a":}`, `{"a" 1}`, `{"a":1,}`, `{"a":"x}`, `[1 2]`, `{"a":1}x`, `{a:1}`} {
+		if err := scanJSON([]byte(bad), nil, nil); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	for _, good := range []string{`{}`, `[]`, ` {"a":[]} `, `"s"`, `1`} {
+		if err := scanJSON([]byte(good), nil, nil); err != nil {
+			t.Errorf("%q rejected: %v", good, err)
+		}
 	}
 }
