@@ -1,8 +1,7 @@
 package sns
 
 import (
-	"encoding/json"
-	"strings"
+	"github.com/fanout/fanout/internal/iampolicy"
 )
 
 // AddPermission and RemovePermission edit the topic's Policy attribute, one
@@ -18,22 +17,6 @@ var snsActions = map[string]bool{
 	"Receive": true, "RemovePermission": true, "SetSubscriptionAttributes": true,
 	"SetTopicAttributes": true, "Subscribe": true, "TagResource": true, "Unsubscribe": true,
 	"UntagResource": true,
-}
-
-type topicPolicy struct {
-	Version   string            `json:"Version"`
-	ID        string            `json:"Id,omitempty"`
-	Statement []json.RawMessage `json:"Statement"`
-}
-
-type permissionStatement struct {
-	Sid       string `json:"Sid"`
-	Effect    string `json:"Effect"`
-	Principal struct {
-		AWS any `json:"AWS"`
-	} `json:"Principal"`
-	Action   any    `json:"Action"`
-	Resource string `json:"Resource"`
 }
 
 // AddPermission adds a statement letting accounts perform actions on a topic.
@@ -61,30 +44,15 @@ func (e *Engine) AddPermission(topicArn, label string, accounts, actions []strin
 	if err != nil {
 		return err
 	}
-	for _, raw := range doc.Statement {
-		if statementSid(raw) == label {
-			return invalid("Statement already exists")
-		}
+	if doc.Has(label) {
+		return invalid("Statement already exists")
 	}
-	st := permissionStatement{Sid: label, Effect: "Allow", Resource: t.arn}
 	principals := make([]string, len(accounts))
 	for i, a := range accounts {
-		if strings.HasPrefix(a, "arn:") {
-			principals[i] = a
-		} else {
-			principals[i] = "arn:aws:iam::" + a + ":root"
-		}
+		principals[i] = iampolicy.AccountPrincipal(a)
 	}
-	st.Principal.AWS = oneOrMany(principals)
-	acts := make([]string, len(actions))
-	for i, a := range actions {
-		acts[i] = "SNS:" + a
-	}
-	st.Action = oneOrMany(acts)
-	raw, _ := json.Marshal(st)
-	doc.Statement = append(doc.Statement, raw)
-	b, _ := json.Marshal(doc)
-	t.cfg.policy = string(b)
+	doc.AddAllow(label, principals, iampolicy.Prefixed("SNS:", actions), t.arn)
+	t.cfg.policy = doc.String()
 	return nil
 }
 
@@ -103,38 +71,18 @@ func (e *Engine) RemovePermission(topicArn, label string) error {
 	if err != nil {
 		return err
 	}
-	kept := doc.Statement[:0]
-	for _, raw := range doc.Statement {
-		if statementSid(raw) != label {
-			kept = append(kept, raw)
-		}
-	}
-	doc.Statement = kept
-	b, _ := json.Marshal(doc)
-	t.cfg.policy = string(b)
+	doc.Remove(label)
+	t.cfg.policy = doc.String()
 	return nil
 }
 
 // policyDoc parses the topic's policy (the default one when unset).
 // Callers hold mu.
-func (t *Topic) policyDoc() (*topicPolicy, error) {
+func (t *Topic) policyDoc() (*iampolicy.Document, error) {
 	text, _ := t.cfg.render(AttrPolicy, t.arn, t.engine.opts.Account, t.fifo)
-	var doc topicPolicy
-	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+	doc, err := iampolicy.Parse(text)
+	if err != nil {
 		return nil, invalid("Policy Error: null")
 	}
-	return &doc, nil
-}
-
-func statementSid(raw json.RawMessage) string {
-	var s struct{ Sid string }
-	_ = json.Unmarshal(raw, &s)
-	return s.Sid
-}
-
-func oneOrMany(v []string) any {
-	if len(v) == 1 {
-		return v[0]
-	}
-	return v
+	return doc, nil
 }

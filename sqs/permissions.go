@@ -1,8 +1,9 @@
 package sqs
 
 import (
-	"encoding/json"
 	"regexp"
+
+	"github.com/fanout/fanout/internal/iampolicy"
 )
 
 // AddPermission and RemovePermission edit the queue's Policy attribute, as
@@ -16,22 +17,6 @@ var permissionActions = map[string]bool{
 }
 
 var labelRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
-
-type policyDoc struct {
-	Version   string            `json:"Version"`
-	ID        string            `json:"Id,omitempty"`
-	Statement []json.RawMessage `json:"Statement"`
-}
-
-type statement struct {
-	Sid       string `json:"Sid"`
-	Effect    string `json:"Effect"`
-	Principal struct {
-		AWS any `json:"AWS"`
-	} `json:"Principal"`
-	Action   any    `json:"Action"`
-	Resource string `json:"Resource"`
-}
 
 // AddPermission adds a statement allowing accounts to perform actions.
 func (q *Queue) AddPermission(label string, accounts, actions []string) error {
@@ -57,34 +42,22 @@ func (q *Queue) AddPermission(label string, accounts, actions []string) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	doc := policyDoc{Version: "2008-10-17", ID: q.arn + "/SQSDefaultPolicy"}
+	doc := &iampolicy.Document{Version: "2008-10-17", ID: q.arn + "/SQSDefaultPolicy"}
 	if q.config.policy != "" {
-		if err := json.Unmarshal([]byte(q.config.policy), &doc); err != nil {
+		var err error
+		if doc, err = iampolicy.Parse(q.config.policy); err != nil {
 			return ErrInvalidAttributeValue.New("Invalid value for the parameter Policy.")
 		}
 	}
-	for _, raw := range doc.Statement {
-		var s struct{ Sid string }
-		if json.Unmarshal(raw, &s) == nil && s.Sid == label {
-			return invalidValue(label, "Label", "Already exists.")
-		}
+	if doc.Has(label) {
+		return invalidValue(label, "Label", "Already exists.")
 	}
-	var st statement
-	st.Sid, st.Effect, st.Resource = label, "Allow", q.arn
 	principals := make([]string, len(accounts))
 	for i, a := range accounts {
-		principals[i] = "arn:aws:iam::" + a + ":root"
+		principals[i] = iampolicy.AccountPrincipal(a)
 	}
-	st.Principal.AWS = oneOrMany(principals)
-	acts := make([]string, len(actions))
-	for i, a := range actions {
-		acts[i] = "SQS:" + a
-	}
-	st.Action = oneOrMany(acts)
-	raw, _ := json.Marshal(st)
-	doc.Statement = append(doc.Statement, raw)
-	b, _ := json.Marshal(doc)
-	q.config.policy = string(b)
+	doc.AddAllow(label, principals, iampolicy.Prefixed("SQS:", actions), q.arn)
+	q.config.policy = doc.String()
 	q.modified = q.engine.clock.Now()
 	return nil
 }
@@ -97,37 +70,15 @@ func (q *Queue) RemovePermission(label string) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var doc policyDoc
-	if q.config.policy == "" || json.Unmarshal([]byte(q.config.policy), &doc) != nil {
+	doc, err := iampolicy.Parse(q.config.policy)
+	if q.config.policy == "" || err != nil || !doc.Remove(label) {
 		return invalidValue(label, "Label", "can't find label.")
 	}
-	kept := doc.Statement[:0]
-	found := false
-	for _, raw := range doc.Statement {
-		var s struct{ Sid string }
-		if json.Unmarshal(raw, &s) == nil && s.Sid == label {
-			found = true
-			continue
-		}
-		kept = append(kept, raw)
-	}
-	if !found {
-		return invalidValue(label, "Label", "can't find label.")
-	}
-	if len(kept) == 0 {
+	if len(doc.Statement) == 0 {
 		q.config.policy = ""
 	} else {
-		doc.Statement = kept
-		b, _ := json.Marshal(doc)
-		q.config.policy = string(b)
+		q.config.policy = doc.String()
 	}
 	q.modified = q.engine.clock.Now()
 	return nil
-}
-
-func oneOrMany(v []string) any {
-	if len(v) == 1 {
-		return v[0]
-	}
-	return v
 }

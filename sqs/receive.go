@@ -175,13 +175,7 @@ func (q *Queue) take(req receiveReq, now time.Time, longPoll bool) ([]Received, 
 		if m == nil {
 			break
 		}
-		if q.retentionExpired(m, now) {
-			q.drop(m)
-			continue
-		}
-		if q.overReceived(m) {
-			q.drop(m)
-			moves = append(moves, m)
+		if !q.screen(m, now, &moves) {
 			continue
 		}
 		if g := m.groupID(); g != "" && len(deferred) < maxDeferred && q.noisy(g) {
@@ -227,6 +221,22 @@ func (q *Queue) NoisyGroups() int {
 	return n
 }
 
+// screen checks a message taken for delivery: one past its retention is
+// dropped, one past its maxReceiveCount is dropped and added to moves for the
+// dead-letter queue. It reports whether m may be delivered. Callers hold mu.
+func (q *Queue) screen(m *message, now time.Time, moves *[]*message) bool {
+	if q.retentionExpired(m, now) {
+		q.drop(m)
+		return false
+	}
+	if q.overReceived(m) {
+		q.drop(m)
+		*moves = append(*moves, m)
+		return false
+	}
+	return true
+}
+
 // overReceived reports whether m has been received maxReceiveCount times and
 // must go to the dead-letter queue instead of being received again.
 func (q *Queue) overReceived(m *message) bool {
@@ -248,13 +258,7 @@ func (q *Queue) takeFifo(req receiveReq, now time.Time) ([]Received, []*message)
 		for len(out) < req.max && g.msgs.len() > 0 && q.inflight.len() < fifoInflightLimit {
 			m := g.msgs.pop()
 			f.visible--
-			if q.retentionExpired(m, now) {
-				q.drop(m)
-				continue
-			}
-			if q.overReceived(m) {
-				q.drop(m)
-				moves = append(moves, m)
+			if !q.screen(m, now, &moves) {
 				continue
 			}
 			out = append(out, q.deliver(m, req, now))
