@@ -48,6 +48,17 @@ type Options struct {
 	PublicURL string
 	// Pprof serves net/http/pprof under /_fanout/debug/pprof/.
 	Pprof bool
+	// Lambda maps Lambda function names to HTTP hooks that speak the Invoke
+	// API (Runtime Interface Emulator, sam local start-lambda).
+	Lambda map[string]string
+	// SMTP is host:port of a mail server for email subscriptions; without
+	// one, email is only recorded (GET /_fanout/sns/outbox).
+	SMTP string
+	// InsecureEndpoints lets https subscriptions use self-signed certificates.
+	InsecureEndpoints bool
+	// EndpointTimeout bounds one HTTP/S, Lambda or SMTP delivery attempt;
+	// default 15 s, as on AWS.
+	EndpointTimeout time.Duration
 }
 
 // Server is one fanout instance.
@@ -89,18 +100,24 @@ func New(opts Options) (*Server, error) {
 		Queues: delivery.SQS(s.sqs), Signer: s.signer,
 		Links:           delivery.Links{Base: s.publicURL, CertFile: s.signer.CertFile},
 		EnforcePolicies: opts.EnforcePolicies, Clock: opts.Clock, Logger: opts.Logger,
+		Lambda: opts.Lambda, SMTP: opts.SMTP, InsecureEndpoints: opts.InsecureEndpoints, Timeout: opts.EndpointTimeout,
 	})
 	s.sns = sns.New(sns.Options{Clock: opts.Clock, Region: opts.Region, Account: opts.Account, Deliverer: s.deliveries})
 	snsHandler := snsapi.New(s.sns, opts.Logger)
 	r := mux.NewRouter()
 	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, Pprof: opts.Pprof})
-	snsapi.Routes(r, snsHandler, s.signer, s.deliveries.Stats)
+	snsapi.Routes(r, snsHandler, s.signer, s.deliveries)
 	playground.Routes(r)
 	aws := newDispatcher(sqsapi.New(s.sqs, opts.Logger), snsHandler)
 	r.PathPrefix("/").Handler(aws)
 	// AWS calls skip the router's matching: only /_fanout/ has routes.
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if strings.HasPrefix(req.URL.Path, "/_fanout/") {
+			if req.Method == http.MethodPost && req.URL.Path == "/_fanout/clock" {
+				// Moving the clock answers once the deliveries it made due are done.
+				snsapi.SettleAfter(r, s.deliveries).ServeHTTP(w, req)
+				return
+			}
 			r.ServeHTTP(w, req)
 			return
 		}
@@ -192,6 +209,7 @@ func (s *Server) URL() string { return "http://" + s.Addr() }
 // waiting up to 5 seconds for requests in progress.
 func (s *Server) Close() error {
 	s.sqs.Close()
+	s.deliveries.Close()
 	if s.http == nil {
 		return nil
 	}

@@ -184,11 +184,11 @@ func TestFailuresAndSkipsAreCounted(t *testing.T) {
 	if err := d.Deliver(m, Subscriber{Arn: "s2", Protocol: "sqs", Endpoint: queueArn + "-gone"}); err == nil {
 		t.Fatal("no error for a missing queue")
 	}
-	if err := d.Deliver(m, Subscriber{Arn: "s3", Protocol: "lambda", Endpoint: "arn:aws:lambda:us-east-1:000000000000:function:f"}); !errors.Is(err, ErrNotSupported) {
-		t.Fatalf("lambda: %v", err)
+	if err := d.Deliver(m, Subscriber{Arn: "s3", Protocol: "pigeon", Endpoint: "coop"}); !errors.Is(err, ErrNotSupported) {
+		t.Fatalf("unknown protocol: %v", err)
 	}
 	s := d.Stats()
-	if s.Failed != 2 || s.NotDelivered != 1 || s.Delivered != 0 || len(s.Failures) != 2 || len(s.Subscriptions) != 3 {
+	if s.Failed != 2 || s.NotDelivered != 1 || s.Delivered != 0 || s.Dropped != 2 || len(s.Failures) != 2 || len(s.Subscriptions) != 3 {
 		t.Fatalf("stats %+v", s)
 	}
 	f := s.Failures[1]

@@ -1,20 +1,31 @@
 // Package delivery takes a published SNS message to each subscription's
-// endpoint: it renders the payload (JSON envelope or raw), signs it, and
-// hands it to the endpoint of the subscription's protocol. Only Amazon SQS
-// endpoints exist yet; they are reached in-process, through the small
-// [Queues] interface this package declares, and a message is enqueued before
-// Deliver returns.
+// endpoint: it renders the payload (JSON envelope or raw), signs it, makes
+// the delivery attempts, retries failed ones on the schedule of the
+// subscription's delivery policy, and sends what cannot be delivered to the
+// subscription's dead-letter queue.
 //
-// Each protocol is an endpoint behind one interface, so HTTP/S, Lambda-style
-// hooks and the rest can be added beside SQS. Retries and dead-letter queues
-// are not implemented yet: a failed delivery is logged and counted (see
-// [Dispatcher.Stats]).
+// Endpoints: Amazon SQS queues, reached in-process through the small
+// [Queues] interface this package declares (a message is enqueued before
+// Deliver returns); HTTP/S endpoints and Lambda functions (an HTTP hook per
+// function), called from a bounded pool of workers; email, which is recorded
+// in the outbox and also sent by SMTP when a server is configured; and sms,
+// application and firehose, which are recorded in the outbox.
+//
+// Time is the injected clock's: every pending retry and throttled attempt is
+// one timer on it (no goroutine waits for one), so moving a manual or
+// adjustable clock forward runs what falls due. See [Dispatcher.Settle].
+//
+// https://docs.aws.amazon.com/sns/latest/dg/sns-message-delivery-retries.html
 package delivery
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
 
 	"github.com/fanout/fanout/internal/clock"
 )
@@ -24,6 +35,14 @@ type Signer interface {
 	Sign(version, text string) (string, error)
 }
 
+// DefaultTimeout is how long an HTTP/S, Lambda or SMTP endpoint has to
+// answer: AWS gives HTTP/S endpoints 15 seconds.
+// https://docs.aws.amazon.com/sns/latest/dg/SendMessageToHttp.prepare.html
+const DefaultTimeout = 15 * time.Second
+
+// DefaultWorkers is how many HTTP/S, Lambda and SMTP attempts run at once.
+const DefaultWorkers = 64
+
 // Options configure a Dispatcher.
 type Options struct {
 	Queues Queues
@@ -31,23 +50,77 @@ type Options struct {
 	Links  Links
 	// EnforcePolicies makes SQS deliveries obey the queue's Policy, as AWS
 	// does: without a statement allowing sns.amazonaws.com to SendMessage
-	// (for this topic), the delivery fails.
+	// (for this topic), the delivery fails. Dead-letter queues too.
 	EnforcePolicies bool
 	Clock           clock.Clock
 	Logger          *slog.Logger
+
+	// Timeout bounds one HTTP/S, Lambda or SMTP attempt; default DefaultTimeout.
+	Timeout time.Duration
+	// Workers bounds the attempts in progress at once; default DefaultWorkers.
+	Workers int
+	// InsecureEndpoints accepts any TLS certificate from https endpoints
+	// (self-signed ones in tests); by default they must verify.
+	InsecureEndpoints bool
+	// Lambda maps function names to the URL of an HTTP hook speaking the
+	// Lambda Invoke API (the Runtime Interface Emulator, sam local
+	// start-lambda). A URL without a path gets
+	// /2015-03-31/functions/<name>/invocations.
+	Lambda map[string]string
+	// SMTP is the host:port of a mail server email subscriptions are sent
+	// to; "" records email in the outbox only.
+	SMTP string
+	// HTTPClient overrides the client for HTTP/S and Lambda endpoints.
+	HTTPClient *http.Client
+	// Keep is how many deliveries Records lists and how many entries the
+	// outbox keeps; default DefaultKeepRecords.
+	Keep int
 }
 
 // endpoint delivers to the endpoints of one protocol.
 type endpoint interface {
-	deliver(d *Dispatcher, m *Message, sub Subscriber) error
+	// attempt makes one delivery attempt of j.
+	attempt(d *Dispatcher, j *job) result
+	// remote reports whether attempts do network I/O, and so run on the
+	// worker pool instead of the caller's goroutine.
+	remote(d *Dispatcher) bool
+}
+
+// result is the outcome of one attempt.
+type result struct {
+	err    error // nil: delivered
+	client bool  // the endpoint's fault: not retried
+	status int   // HTTP status, when there was an answer
+}
+
+func ok() result { return result{} }
+
+func clientErr(format string, args ...any) result {
+	return result{err: fmt.Errorf(format, args...), client: true}
+}
+
+func serverErr(format string, args ...any) result {
+	return result{err: fmt.Errorf(format, args...)}
 }
 
 // Dispatcher delivers messages. It is safe for concurrent use.
 type Dispatcher struct {
 	opts      Options
+	clock     clock.Clock
 	endpoints map[string]endpoint
 	stats     stats
 	policies  policyCache
+	records   *records
+	outbox    *outbox
+	tracker   tracker
+	pool      *pool
+	throttle  throttle
+	client    *http.Client
+	// inlineTimers: the clock is manual, so due work runs inside Advance
+	// and should finish there (see fire).
+	inlineTimers bool
+	scheduled    atomic.Int64 // jobs waiting on a clock timer
+	closed       atomic.Bool
 }
 
 // New returns a dispatcher.
@@ -58,30 +131,61 @@ func New(opts Options) *Dispatcher {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
-	d := &Dispatcher{opts: opts, endpoints: map[string]endpoint{"sqs": sqsEndpoint{}}}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
+	}
+	d := &Dispatcher{
+		opts:    opts,
+		clock:   opts.Clock,
+		records: newRecords(opts.Keep),
+		outbox:  newOutbox(opts.Keep),
+	}
+	_, d.inlineTimers = opts.Clock.(*clock.Manual)
+	d.client = opts.HTTPClient
+	if d.client == nil {
+		d.client = newHTTPClient(opts)
+	}
+	web := httpEndpoint{}
+	email := emailEndpoint{}
+	d.endpoints = map[string]endpoint{
+		"sqs": sqsEndpoint{}, "http": web, "https": web, "lambda": lambdaEndpoint{},
+		"email": email, "email-json": email,
+		"sms": outboxEndpoint{}, "application": outboxEndpoint{}, "firehose": outboxEndpoint{},
+	}
 	d.stats.init()
+	d.tracker.init()
+	d.pool = newPool(opts.Workers, d.work)
 	return d
 }
 
-// ErrNotSupported is returned for protocols fanout does not deliver to yet.
+// Close stops retrying: timers that fire afterwards do nothing. Attempts in
+// progress finish.
+func (d *Dispatcher) Close() {
+	d.closed.Store(true)
+	d.client.CloseIdleConnections()
+}
+
+// ErrNotSupported is returned for protocols fanout does not deliver to.
 var ErrNotSupported = errors.New("delivery to this protocol is not implemented")
 
-// Failure is a failed delivery: Client failures are the endpoint's fault and
-// AWS does not retry them (the queue is gone, its policy refuses SNS, the
-// message is invalid for it); the others are worth retrying.
+// Failure is a failed delivery attempt: Client failures are the endpoint's
+// fault and AWS does not retry them (the queue is gone, its policy refuses
+// SNS, the message is invalid for it); the others are worth retrying.
 type Failure struct {
 	Client bool
 	Reason string
+	Status int // the HTTP status, if the endpoint answered
 }
 
 func (f *Failure) Error() string { return f.Reason }
 
-func clientFailure(format string, args ...any) *Failure {
-	return &Failure{Client: true, Reason: fmt.Sprintf(format, args...)}
-}
-
-// Deliver delivers m to sub now and records the outcome. For SQS the message
-// is in the queue when Deliver returns nil.
+// Deliver starts delivering m to sub. For SQS the first attempt is made
+// before Deliver returns, and its failure is returned (a *Failure); other
+// protocols are attempted on the worker pool and Deliver returns nil.
+// Retries and dead-lettering follow in either case.
 func (d *Dispatcher) Deliver(m *Message, sub Subscriber) error {
 	ep, ok := d.endpoints[sub.Protocol]
 	if !ok {
@@ -89,15 +193,31 @@ func (d *Dispatcher) Deliver(m *Message, sub Subscriber) error {
 		d.opts.Logger.Debug("sns delivery skipped", "protocol", sub.Protocol, "subscription", sub.Arn, "message_id", m.ID)
 		return ErrNotSupported
 	}
-	err := ep.deliver(d, m, sub)
-	if err != nil {
-		d.stats.fail(d.opts.Clock.Now(), m, sub, err)
-		d.opts.Logger.Warn("sns delivery failed", "subscription", sub.Arn, "endpoint", sub.Endpoint, "message_id", m.ID, "error", err)
-		return err
-	}
-	d.stats.deliver(sub)
-	return nil
+	return d.start(d.newJob(m, nil, sub, ep))
 }
+
+// Confirm sends a SubscriptionConfirmation or UnsubscribeConfirmation to
+// sub, in the background, with the retries of sub's delivery policy. A
+// control message that cannot be delivered is dropped, never dead-lettered.
+func (d *Dispatcher) Confirm(c *Control, sub Subscriber) {
+	ep, ok := d.endpoints[sub.Protocol]
+	if !ok {
+		return
+	}
+	_ = d.start(d.newJob(nil, c, sub, ep))
+}
+
+// Settle waits until the work that is due now is done: every attempt in
+// progress or queued, and every retry that falls due while they finish.
+// Work started after Settle was called does not hold it up. After a manual
+// or adjustable clock moves forward, Settle makes its effects visible.
+func (d *Dispatcher) Settle(ctx context.Context) error {
+	return d.tracker.settle(ctx)
+}
+
+// Scheduled returns how many deliveries wait on a clock timer (a retry or
+// a throttle slot).
+func (d *Dispatcher) Scheduled() int64 { return d.scheduled.Load() }
 
 // payload is what sub receives of m: the envelope, or the raw text.
 func (d *Dispatcher) payload(m *Message, sub Subscriber) (string, error) {

@@ -55,8 +55,42 @@ func StringToSign(message, messageID, subject, timestamp, topicArn string) strin
 	}
 	field("Timestamp", timestamp)
 	field("TopicArn", topicArn)
-	field("Type", "Notification")
+	field("Type", TypeNotification)
 	return b.String()
+}
+
+// fields writes a JSON object the way SNS lays out its envelopes: two-space
+// indent and "key" : value, one member a line.
+type fields struct {
+	b     strings.Builder
+	first bool
+}
+
+func newFields(size int) *fields {
+	f := &fields{first: true}
+	f.b.Grow(size + 1024)
+	return f
+}
+
+func (f *fields) key(k string) {
+	if f.first {
+		f.b.WriteString("{\n  ")
+		f.first = false
+	} else {
+		f.b.WriteString(",\n  ")
+	}
+	writeJSONString(&f.b, k)
+	f.b.WriteString(" : ")
+}
+
+func (f *fields) str(k, v string) {
+	f.key(k)
+	writeJSONString(&f.b, v)
+}
+
+func (f *fields) close() string {
+	f.b.WriteString("\n}")
+	return f.b.String()
 }
 
 // envelope renders the JSON document SNS delivers for a non-raw
@@ -67,69 +101,66 @@ func StringToSign(message, messageID, subject, timestamp, topicArn string) strin
 func (d *Dispatcher) envelope(m *Message, sub Subscriber) (string, error) {
 	text := m.For(sub.Protocol)
 	ts := m.Timestamp.UTC().Format(TimeFormat)
-	var b strings.Builder
-	b.Grow(len(text) + 1024)
-	first := true
-	field := func(k, v string) {
-		if first {
-			b.WriteString("{\n  ")
-			first = false
-		} else {
-			b.WriteString(",\n  ")
-		}
-		writeJSONString(&b, k)
-		b.WriteString(" : ")
-		writeJSONString(&b, v)
-	}
-	field("Type", "Notification")
-	field("MessageId", m.ID)
+	f := newFields(len(text))
+	f.str("Type", TypeNotification)
+	f.str("MessageId", m.ID)
 	if m.Fifo {
-		field("SequenceNumber", m.SequenceNumber)
+		f.str("SequenceNumber", m.SequenceNumber)
 	}
-	field("TopicArn", m.TopicArn)
+	f.str("TopicArn", m.TopicArn)
 	if m.Subject != "" {
-		field("Subject", m.Subject)
+		f.str("Subject", m.Subject)
 	}
-	field("Message", text)
-	field("Timestamp", ts)
+	f.str("Message", text)
+	f.str("Timestamp", ts)
 	if !m.Fifo {
-		sig, err := m.signature(StringToSign(text, m.ID, m.Subject, ts, m.TopicArn), func(s string) (string, error) {
-			return d.opts.Signer.Sign(m.SignatureVersion, s)
-		})
+		sig, cert, err := d.sign(m, text)
 		if err != nil {
 			return "", err
 		}
-		cert, err := d.opts.Links.CertURL()
-		if err != nil {
-			return "", err
-		}
-		field("SignatureVersion", m.SignatureVersion)
-		field("Signature", sig)
-		field("SigningCertURL", cert)
+		f.str("SignatureVersion", m.SignatureVersion)
+		f.str("Signature", sig)
+		f.str("SigningCertURL", cert)
 	}
-	field("UnsubscribeURL", d.opts.Links.UnsubscribeURL(sub.Arn))
+	f.str("UnsubscribeURL", d.opts.Links.UnsubscribeURL(sub.Arn))
 	if len(m.Attributes) > 0 {
-		b.WriteString(",\n  \"MessageAttributes\" : {")
+		f.key("MessageAttributes")
+		f.b.WriteString("{")
 		for i, a := range m.Attributes {
 			if i > 0 {
-				b.WriteByte(',')
+				f.b.WriteByte(',')
 			}
-			b.WriteString("\n    ")
-			writeJSONString(&b, a.Name)
-			b.WriteString(` : {"Type":`)
-			writeJSONString(&b, a.DataType)
-			b.WriteString(`,"Value":`)
-			writeJSONString(&b, attributeText(a))
-			b.WriteByte('}')
+			f.b.WriteString("\n    ")
+			writeJSONString(&f.b, a.Name)
+			f.b.WriteString(` : {"Type":`)
+			writeJSONString(&f.b, a.DataType)
+			f.b.WriteString(`,"Value":`)
+			writeJSONString(&f.b, attributeText(a))
+			f.b.WriteByte('}')
 		}
-		b.WriteString("\n  }")
+		f.b.WriteString("\n  }")
 	}
 	if m.Replayed {
 		// Replayed copies say so (the exact placement is not documented).
-		b.WriteString(",\n  \"Replayed\" : true")
+		f.key("Replayed")
+		f.b.WriteString("true")
 	}
-	b.WriteString("\n}")
-	return b.String(), nil
+	return f.close(), nil
+}
+
+// sign returns the signature of a notification whose message text is text
+// (cached on the message: every subscriber of one protocol shares it) and
+// the SigningCertURL.
+func (d *Dispatcher) sign(m *Message, text string) (sig, certURL string, err error) {
+	ts := m.Timestamp.UTC().Format(TimeFormat)
+	sig, err = m.signature(StringToSign(text, m.ID, m.Subject, ts, m.TopicArn), func(s string) (string, error) {
+		return d.opts.Signer.Sign(m.SignatureVersion, s)
+	})
+	if err != nil {
+		return "", "", err
+	}
+	certURL, err = d.opts.Links.CertURL()
+	return sig, certURL, err
 }
 
 // attributeText is an attribute's value as the envelope shows it: Binary in

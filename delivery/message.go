@@ -3,6 +3,8 @@ package delivery
 import (
 	"sync"
 	"time"
+
+	"github.com/fanout/fanout/retrypolicy"
 )
 
 // Attribute is an SNS message attribute as published.
@@ -37,6 +39,9 @@ type Message struct {
 	SignatureVersion string
 	// Replayed marks a copy re-delivered from a FIFO topic's archive.
 	Replayed bool
+	// DisplayName is the topic's DisplayName when published: email and SMS
+	// deliveries show it as the sender.
+	DisplayName string
 
 	mu         sync.Mutex
 	signatures map[string]string // string to sign -> signature
@@ -58,7 +63,7 @@ func (m *Message) AsReplay() *Message {
 		ID: m.ID, TopicArn: m.TopicArn, Subject: m.Subject, Timestamp: m.Timestamp,
 		Body: m.Body, PerProtocol: m.PerProtocol, Attributes: m.Attributes,
 		Fifo: m.Fifo, GroupID: m.GroupID, DedupID: m.DedupID, SequenceNumber: m.SequenceNumber,
-		SignatureVersion: m.SignatureVersion, Replayed: true,
+		SignatureVersion: m.SignatureVersion, Replayed: true, DisplayName: m.DisplayName,
 	}
 }
 
@@ -87,4 +92,18 @@ type Subscriber struct {
 	Protocol string
 	Endpoint string
 	Raw      bool // RawMessageDelivery
+	// Policy is the delivery policy in force (retrypolicy.Resolve); nil
+	// means AWS's default for the protocol.
+	Policy *retrypolicy.Policy
+	// DeadLetterArn is the SQS queue of the subscription's RedrivePolicy,
+	// "" when it has none.
+	DeadLetterArn string
+}
+
+// policy returns the delivery policy in force for the subscriber.
+func (s Subscriber) policy() retrypolicy.Policy {
+	if s.Policy != nil {
+		return *s.Policy
+	}
+	return retrypolicy.Default(s.Protocol)
 }

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/fanout/fanout/sqs"
@@ -39,35 +40,54 @@ const SenderID = "AIDAIT2UOQQY3AUEKVGXU"
 // https://docs.aws.amazon.com/sns/latest/dg/sns-message-attributes.html
 const maxRawAttributes = 10
 
-// sqsEndpoint delivers to Amazon SQS queues.
+// sqsEndpoint delivers to Amazon SQS queues, in-process. Every failure is
+// client-side (the queue is gone, its policy refuses SNS, the message is
+// invalid for it): the delivery goes straight to the dead-letter queue.
 // https://docs.aws.amazon.com/sns/latest/dg/sns-sqs-as-subscriber.html
 type sqsEndpoint struct{}
 
-func (sqsEndpoint) deliver(d *Dispatcher, m *Message, sub Subscriber) error {
-	if d.opts.Queues == nil {
-		return clientFailure("no SQS engine")
+func (sqsEndpoint) remote(*Dispatcher) bool { return false }
+
+func (sqsEndpoint) attempt(d *Dispatcher, j *job) result {
+	if j.msg == nil {
+		return clientErr("SQS endpoints take no %s", j.ctl.Type)
 	}
-	q, err := d.opts.Queues.Queue(sub.Endpoint)
+	err := d.sendToQueue(j.sub.Endpoint, j.msg, j.sub.Raw, func() (string, error) { return d.payload(j.msg, j.sub) })
 	if err != nil {
-		return clientFailure("queue %s: %v", sub.Endpoint, err)
+		return result{err: err, client: true}
+	}
+	return ok()
+}
+
+// sendToQueue sends one SNS message to an SQS queue as SNS does: body is the
+// payload, raw deliveries carry the message attributes, FIFO ids carry over
+// between FIFO topics and queues. It serves subscriptions and dead-letter
+// queues alike. body renders the payload once the queue is known to take it.
+func (d *Dispatcher) sendToQueue(arn string, m *Message, raw bool, body func() (string, error)) error {
+	if d.opts.Queues == nil {
+		return errors.New("no SQS engine")
+	}
+	q, err := d.opts.Queues.Queue(arn)
+	if err != nil {
+		return fmt.Errorf("queue %s: %v", arn, err)
 	}
 	if d.opts.EnforcePolicies {
 		policy, err := q.Policy()
 		if err != nil {
-			return clientFailure("queue %s: %v", sub.Endpoint, err)
+			return fmt.Errorf("queue %s: %v", arn, err)
 		}
-		if ok, why := d.policies.allows(policy, sub.Endpoint, m.TopicArn); !ok {
-			return clientFailure("access to queue %s denied: %s", sub.Endpoint, why)
+		if ok, why := d.policies.allows(policy, arn, m.TopicArn); !ok {
+			return fmt.Errorf("access to queue %s denied: %s", arn, why)
 		}
 	}
-	body, err := d.payload(m, sub)
+	text, err := body()
 	if err != nil {
-		return &Failure{Reason: err.Error()}
+		return err
 	}
-	qm := QueueMessage{Body: body, SenderID: SenderID}
-	if sub.Raw {
+	qm := QueueMessage{Body: text, SenderID: SenderID}
+	if raw {
 		if len(m.Attributes) > maxRawAttributes {
-			return clientFailure("raw delivery of %d message attributes: SQS accepts at most %d", len(m.Attributes), maxRawAttributes)
+			return fmt.Errorf("raw delivery of %d message attributes: SQS accepts at most %d", len(m.Attributes), maxRawAttributes)
 		}
 		qm.Attributes = rawAttributes(m.Attributes)
 	}
@@ -80,7 +100,7 @@ func (sqsEndpoint) deliver(d *Dispatcher, m *Message, sub Subscriber) error {
 		qm.GroupID = m.GroupID
 	}
 	if err := q.Send(qm); err != nil {
-		return clientFailure("queue %s: %v", sub.Endpoint, err)
+		return fmt.Errorf("queue %s: %v", arn, err)
 	}
 	return nil
 }

@@ -1,22 +1,28 @@
 package delivery
 
 import (
-	"errors"
 	"sort"
 	"sync"
 	"time"
 )
 
-// recentFailures is how many failures Stats keeps, newest last.
+// recentFailures is how many failed attempts Stats keeps, newest last.
 const recentFailures = 100
 
 // Stats is a snapshot of what the dispatcher did, for the admin API.
 type Stats struct {
+	// Delivered counts deliveries that succeeded, Failed failed attempts.
 	Delivered int64 `json:"delivered"`
 	Failed    int64 `json:"failed"`
-	// NotDelivered counts messages for protocols fanout does not deliver to
-	// yet (lambda, firehose, application, and confirmed http/email ones).
-	NotDelivered  int64                `json:"notDelivered"`
+	// DeadLettered and Dropped count deliveries given up on: sent to the
+	// subscription's dead-letter queue, or discarded.
+	DeadLettered int64 `json:"deadLettered"`
+	Dropped      int64 `json:"dropped"`
+	// NotDelivered counts messages for protocols fanout does not deliver to.
+	NotDelivered int64 `json:"notDelivered"`
+	// Scheduled is how many deliveries wait on the clock for their next
+	// attempt.
+	Scheduled     int64                `json:"scheduled"`
 	Subscriptions []SubscriptionCounts `json:"subscriptions"`
 	Failures      []FailureRecord      `json:"recentFailures"`
 }
@@ -28,10 +34,12 @@ type SubscriptionCounts struct {
 	Endpoint        string `json:"endpoint"`
 	Delivered       int64  `json:"delivered"`
 	Failed          int64  `json:"failed"`
+	DeadLettered    int64  `json:"deadLettered"`
+	Dropped         int64  `json:"dropped"`
 	NotDelivered    int64  `json:"notDelivered"`
 }
 
-// FailureRecord is one failed delivery.
+// FailureRecord is one failed attempt.
 type FailureRecord struct {
 	Time            time.Time `json:"time"`
 	MessageID       string    `json:"messageId"`
@@ -39,7 +47,7 @@ type FailureRecord struct {
 	SubscriptionArn string    `json:"subscriptionArn"`
 	Endpoint        string    `json:"endpoint"`
 	Reason          string    `json:"reason"`
-	// ClientError is true for failures AWS would not retry (they go
+	// ClientError is true for failures AWS does not retry (they go
 	// straight to a subscription's dead-letter queue).
 	ClientError bool `json:"clientError"`
 }
@@ -62,23 +70,30 @@ func (s *stats) sub(sub Subscriber) *SubscriptionCounts {
 	return c
 }
 
-func (s *stats) deliver(sub Subscriber) {
+func (s *stats) count(sub Subscriber, f func(*SubscriptionCounts)) {
 	s.mu.Lock()
-	s.total.Delivered++
-	s.sub(sub).Delivered++
+	f(&s.total)
+	f(s.sub(sub))
 	s.mu.Unlock()
+}
+
+func (s *stats) deliver(sub Subscriber) {
+	s.count(sub, func(c *SubscriptionCounts) { c.Delivered++ })
 }
 
 func (s *stats) skip(sub Subscriber) {
-	s.mu.Lock()
-	s.total.NotDelivered++
-	s.sub(sub).NotDelivered++
-	s.mu.Unlock()
+	s.count(sub, func(c *SubscriptionCounts) { c.NotDelivered++ })
 }
 
-func (s *stats) fail(now time.Time, m *Message, sub Subscriber, err error) {
-	var f *Failure
-	client := errors.As(err, &f) && f.Client
+func (s *stats) drop(sub Subscriber) {
+	s.count(sub, func(c *SubscriptionCounts) { c.Dropped++ })
+}
+
+func (s *stats) deadLetter(sub Subscriber) {
+	s.count(sub, func(c *SubscriptionCounts) { c.DeadLettered++ })
+}
+
+func (s *stats) fail(now time.Time, messageID, topicArn string, sub Subscriber, res result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.total.Failed++
@@ -88,8 +103,8 @@ func (s *stats) fail(now time.Time, m *Message, sub Subscriber, err error) {
 		s.failures = s.failures[:recentFailures-1]
 	}
 	s.failures = append(s.failures, FailureRecord{
-		Time: now, MessageID: m.ID, TopicArn: m.TopicArn, SubscriptionArn: sub.Arn,
-		Endpoint: sub.Endpoint, Reason: err.Error(), ClientError: client,
+		Time: now, MessageID: messageID, TopicArn: topicArn, SubscriptionArn: sub.Arn,
+		Endpoint: sub.Endpoint, Reason: res.err.Error(), ClientError: res.client,
 	})
 }
 
@@ -100,6 +115,7 @@ func (d *Dispatcher) Stats() Stats {
 	defer s.mu.Unlock()
 	out := Stats{
 		Delivered: s.total.Delivered, Failed: s.total.Failed, NotDelivered: s.total.NotDelivered,
+		DeadLettered: s.total.DeadLettered, Dropped: s.total.Dropped, Scheduled: d.scheduled.Load(),
 		Subscriptions: make([]SubscriptionCounts, 0, len(s.subs)),
 		Failures:      append([]FailureRecord{}, s.failures...),
 	}

@@ -18,9 +18,11 @@ import (
 )
 
 // Deliverer takes a message to one subscription. Deliveries to SQS complete
-// before Deliver returns.
+// before Deliver returns. Confirm sends a subscription's confirmation
+// messages (SubscriptionConfirmation, UnsubscribeConfirmation).
 type Deliverer interface {
 	Deliver(m *delivery.Message, sub delivery.Subscriber) error
+	Confirm(c *delivery.Control, sub delivery.Subscriber)
 }
 
 // Options configure an Engine.
@@ -47,6 +49,7 @@ type Engine struct {
 type discard struct{}
 
 func (discard) Deliver(*delivery.Message, delivery.Subscriber) error { return nil }
+func (discard) Confirm(*delivery.Control, delivery.Subscriber)       {}
 
 // New returns an empty engine.
 func New(opts Options) *Engine {

@@ -13,9 +13,16 @@ import (
 
 // recorder is a Deliverer that remembers what it was given.
 type recorder struct {
-	mu   sync.Mutex
-	got  map[string][]*delivery.Message // by subscription ARN
-	subs map[string]delivery.Subscriber
+	mu       sync.Mutex
+	got      map[string][]*delivery.Message // by subscription ARN
+	subs     map[string]delivery.Subscriber
+	controls []*delivery.Control
+}
+
+func (r *recorder) Confirm(c *delivery.Control, _ delivery.Subscriber) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.controls = append(r.controls, c)
 }
 
 func (r *recorder) Deliver(m *delivery.Message, s delivery.Subscriber) error {

@@ -252,6 +252,7 @@ func (t *Topic) publishAll(ps []*prepared) []PublishResult {
 
 		t.mu.Lock()
 		m.SignatureVersion = t.cfg.sigVersion()
+		m.DisplayName = t.cfg.displayName
 		if t.fifo {
 			key := t.dedupKey(m.GroupID, m.DedupID)
 			if first, dup := t.dedup.check(key, now); dup {

@@ -50,6 +50,7 @@ type subConfig struct {
 	filter         *filter.Policy // nil: no filter policy
 	scope          filter.Scope   // "" until set
 	redrive        string
+	dlq            string // the RedrivePolicy's deadLetterTargetArn
 	deliveryPolicy *retrypolicy.SubscriptionPolicy
 	roleArn        string
 	replayText     string
@@ -110,7 +111,7 @@ func (c *subConfig) set(name, v string, x subContext) *attrError {
 		c.filterText, c.filter = v, p
 	case AttrRedrivePolicy:
 		if strings.TrimSpace(v) == "" {
-			c.redrive = ""
+			c.redrive, c.dlq = "", ""
 			return nil
 		}
 		var rp struct {
@@ -126,7 +127,7 @@ func (c *subConfig) set(name, v string, x subContext) *attrError {
 		if x.fifoTopic && strings.HasSuffix(x.endpoint, ".fifo") && !strings.HasSuffix(a.resource, ".fifo") {
 			return &attrError{"RedrivePolicy: must use a FIFO queue as DLQ for a FIFO Subscription to a FIFO Topic."}
 		}
-		c.redrive = v
+		c.redrive, c.dlq = v, rp.DeadLetterTargetArn
 	case AttrDeliveryPolicy:
 		if !retrypolicy.IsHTTP(x.protocol) {
 			return &attrError{"DeliveryPolicy: Delivery protocol [" + x.protocol + "] does not support delivery policy."}

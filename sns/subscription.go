@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/awserr"
@@ -33,10 +34,24 @@ type Subscription struct {
 // Arn returns the subscription's ARN.
 func (s *Subscription) Arn() string { return s.arn }
 
-// subscriber is the subscription as delivery needs it. Callers hold the
-// topic's mu.
+// subscriber is the subscription as delivery needs it: the delivery policy
+// in force now, from the topic's and its own. Callers hold the topic's mu.
 func (s *Subscription) subscriber() delivery.Subscriber {
-	return delivery.Subscriber{Arn: s.arn, Protocol: s.protocol, Endpoint: s.endpoint, Raw: s.cfg.raw}
+	sub := delivery.Subscriber{Arn: s.arn, Protocol: s.protocol, Endpoint: s.endpoint, Raw: s.cfg.raw, DeadLetterArn: s.cfg.dlq}
+	if retrypolicy.IsHTTP(s.protocol) {
+		p := retrypolicy.Resolve(s.protocol, s.topic.cfg.deliveryPolicy, s.cfg.deliveryPolicy)
+		sub.Policy = &p
+	}
+	return sub
+}
+
+// confirmation is the message that asks the endpoint to confirm a pending
+// subscription. Callers hold the topic's mu.
+func (s *Subscription) confirmation(typ string, now time.Time) *delivery.Control {
+	return &delivery.Control{
+		Type: typ, ID: id.UUID(), TopicArn: s.topic.arn, SubscriptionArn: s.arn, Token: s.token,
+		Timestamp: now, SignatureVersion: s.topic.cfg.sigVersion(), DisplayName: s.topic.cfg.displayName,
+	}
 }
 
 // SubscribeInput is a Subscribe call.
@@ -59,7 +74,7 @@ var (
 
 // confirmedAtOnce are the protocols AWS confirms without a round trip when
 // topic and endpoint share an account.
-var confirmedAtOnce = map[string]bool{"sqs": true, "lambda": true, "firehose": true, "application": true}
+var confirmedAtOnce = map[string]bool{"sqs": true, "lambda": true, "firehose": true, "application": true, "sms": true}
 
 // checkEndpoint validates an endpoint for its protocol, in AWS's words.
 // https://docs.aws.amazon.com/sns/latest/api/API_Subscribe.html
@@ -169,11 +184,20 @@ func (e *Engine) Subscribe(in SubscribeInput) (string, error) {
 			}
 		}
 		arn := s.arn
-		if s.pending && !in.ReturnSubscriptionArn {
-			arn = PendingArn
+		var resend *delivery.Control
+		var to delivery.Subscriber
+		if s.pending {
+			// Subscribing again asks for confirmation again.
+			resend, to = s.confirmation(delivery.TypeSubscriptionConfirmation, now), s.subscriber()
+			if !in.ReturnSubscriptionArn {
+				arn = PendingArn
+			}
 		}
 		t.mu.Unlock()
 		e.mu.Unlock()
+		if resend != nil {
+			e.deliver.Confirm(resend, to)
+		}
 		return arn, nil
 	}
 	if cfg.filter != nil {
@@ -198,9 +222,17 @@ func (e *Engine) Subscribe(in SubscribeInput) (string, error) {
 	t.subs = append(t.subs, s)
 	e.subs[s.arn] = s
 	replay := s.cfg.replay != nil
+	var confirm *delivery.Control
+	var to delivery.Subscriber
+	if s.pending {
+		confirm, to = s.confirmation(delivery.TypeSubscriptionConfirmation, now), s.subscriber()
+	}
 	t.mu.Unlock()
 	e.mu.Unlock()
 
+	if confirm != nil {
+		e.deliver.Confirm(confirm, to)
+	}
 	if replay {
 		t.replay(s)
 	}
@@ -297,13 +329,23 @@ func (e *Engine) Unsubscribe(subscriptionArn string) error {
 		return err
 	}
 	t := s.topic
+	now := e.clock.Now()
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if e.subs[s.arn] != s {
+		t.mu.Unlock()
+		e.mu.Unlock()
 		return nil // unsubscribed meanwhile
 	}
+	if retrypolicy.IsHTTP(s.protocol) && !s.pending {
+		// HTTP/S endpoints hear that they were unsubscribed.
+		// https://docs.aws.amazon.com/sns/latest/dg/http-unsubscribe-confirmation-json.html
+		c, to := s.confirmation(delivery.TypeUnsubscribeConfirmation, now), s.subscriber()
+		c.Token = newToken()
+		defer e.deliver.Confirm(c, to)
+	}
+	defer e.mu.Unlock()
+	defer t.mu.Unlock()
 	delete(e.subs, s.arn)
 	if s.token != "" {
 		delete(e.tokens, s.token)

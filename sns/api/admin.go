@@ -1,8 +1,12 @@
 package api
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -17,19 +21,41 @@ type Certificates interface {
 	CertFile() (string, error)
 }
 
+// Deliveries is what the admin endpoints read of the delivery dispatcher.
+type Deliveries interface {
+	Stats() delivery.Stats
+	Records(delivery.Query) []delivery.Record
+	Outbox(delivery.OutboxQuery) []delivery.OutboxEntry
+}
+
 // Routes adds what SNS messages link to, and fanout's SNS extras, under
-// delivery.PathPrefix (/_fanout/sns/):
+// delivery.PathPrefix (/_fanout/sns/), and the delivery log:
 //
 //	GET  /_fanout/sns/SimpleNotificationService-<hex>.pem   the SigningCertURL
 //	GET  /_fanout/sns/?Action=Unsubscribe&SubscriptionArn=…  the UnsubscribeURL
 //	GET  /_fanout/sns/?Action=ConfirmSubscription&TopicArn=…&Token=…
 //	GET  /_fanout/sns/deliveries   delivery counts and recent failures (JSON)
 //	GET  /_fanout/sns/pending      subscriptions waiting for confirmation, with tokens (JSON)
-func Routes(r *mux.Router, h *Handler, certs Certificates, stats func() delivery.Stats) {
+//	GET  /_fanout/sns/outbox       what email, sms, push and firehose endpoints received
+//	GET  /_fanout/deliveries       each delivery with its attempts, newest first
+func Routes(r *mux.Router, h *Handler, certs Certificates, d Deliveries) {
 	p := delivery.PathPrefix
 	r.HandleFunc(p, h.serveLink).Methods(http.MethodGet, http.MethodPost)
 	r.HandleFunc(p+"deliveries", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, stats())
+		writeJSON(w, d.Stats())
+	}).Methods(http.MethodGet)
+	r.HandleFunc(p+"outbox", func(w http.ResponseWriter, req *http.Request) {
+		q := req.URL.Query()
+		writeJSON(w, map[string][]delivery.OutboxEntry{"messages": d.Outbox(delivery.OutboxQuery{
+			Protocol: q.Get("protocol"), Endpoint: q.Get("endpoint"), Limit: limitParam(q.Get("limit")),
+		})})
+	}).Methods(http.MethodGet)
+	r.HandleFunc("/_fanout/deliveries", func(w http.ResponseWriter, req *http.Request) {
+		q := req.URL.Query()
+		writeJSON(w, map[string][]delivery.Record{"deliveries": d.Records(delivery.Query{
+			SubscriptionArn: q.Get("subscription"), TopicArn: q.Get("topic"), Status: q.Get("status"), Type: q.Get("type"),
+			MessageID: q.Get("message"), Limit: limitParam(q.Get("limit")),
+		})})
 	}).Methods(http.MethodGet)
 	r.HandleFunc(p+"pending", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string][]sns.PendingSubscription{"pending": h.engine.PendingSubscriptions()})
@@ -57,6 +83,54 @@ func (h *Handler) serveLink(w http.ResponseWriter, r *http.Request) {
 	}
 	h.ServeQuery(w, r, r.Form)
 }
+
+func limitParam(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// Settler waits for the deliveries due now (delivery.Dispatcher.Settle).
+type Settler interface {
+	Settle(ctx context.Context) error
+}
+
+// SettleAfter wraps the handler that moves the clock (POST /_fanout/clock):
+// its answer is held back until the deliveries that fell due, and the
+// retries they lead to on the way, are done, so that a caller sees them as
+// soon as it has its answer. It gives up waiting after settleLimit.
+func SettleAfter(next http.Handler, s Settler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		rec := &heldResponse{header: http.Header{}, status: http.StatusOK}
+		next.ServeHTTP(rec, req)
+		if rec.status == http.StatusOK {
+			ctx, cancel := context.WithTimeout(req.Context(), settleLimit)
+			_ = s.Settle(ctx)
+			cancel()
+		}
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.status)
+		_, _ = w.Write(rec.body.Bytes())
+	})
+}
+
+// settleLimit bounds how long moving the clock waits for deliveries.
+const settleLimit = 5 * time.Minute
+
+// heldResponse keeps a response until it is let go.
+type heldResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (h *heldResponse) Header() http.Header         { return h.header }
+func (h *heldResponse) WriteHeader(status int)      { h.status = status }
+func (h *heldResponse) Write(b []byte) (int, error) { return h.body.Write(b) }
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")

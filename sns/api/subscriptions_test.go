@@ -147,7 +147,7 @@ func TestHTTPAndEmailSubscriptionsWaitForConfirmation(t *testing.T) {
 	t.Parallel()
 	e := shared(t)
 	topic := e.topic(t, "t", nil)
-	out, err := e.sns.Subscribe(ctx(t), &sns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("https"), Endpoint: aws.String("https://example.com/hook")})
+	out, err := e.sns.Subscribe(ctx(t), &sns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("https"), Endpoint: aws.String(sink(t, true).URL + "/hook")})
 	if err != nil || aws.ToString(out.SubscriptionArn) != "pending confirmation" {
 		t.Fatalf("https subscribe: %v %v", aws.ToString(out.SubscriptionArn), err)
 	}
@@ -267,7 +267,7 @@ func TestSetSubscriptionAttributes(t *testing.T) {
 	}
 
 	// HTTP/S subscriptions take a DeliveryPolicy and show the effective one.
-	out, err := e.sns.Subscribe(ctx(t), &sns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("http"), Endpoint: aws.String("http://example.com/hook"), ReturnSubscriptionArn: true})
+	out, err := e.sns.Subscribe(ctx(t), &sns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("http"), Endpoint: aws.String(sink(t, false).URL + "/hook"), ReturnSubscriptionArn: true})
 	if err != nil {
 		t.Fatal(err)
 	}
