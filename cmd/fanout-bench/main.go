@@ -69,7 +69,7 @@ func main() {
 		os.Exit(2)
 	}
 	if serveAddr != "" {
-		if err := serveNull(serveAddr); err != nil {
+		if err := serveNull(serveAddr, cfg.size); err != nil {
 			fmt.Fprintln(os.Stderr, "fanout-bench: null server:", err)
 			os.Exit(1)
 		}
@@ -273,7 +273,7 @@ func run(ctx context.Context, cfg *config) error {
 	}()
 	clients := map[*target]*clientSet{}
 	for _, name := range cfg.targets {
-		t, err := startTarget(ctx, name, bin)
+		t, err := startTarget(ctx, name, bin, cfg.size)
 		if err != nil {
 			return err
 		}

@@ -31,35 +31,39 @@ const (
 
 var hdrRequestID = []string{nullMessageID}
 
-// cannedReceive[n] is a ready ReceiveMessage response with n messages.
-var cannedReceive = func() [11][]byte {
+// cannedReceives returns ready ReceiveMessage responses: element n holds n
+// messages with bodies of bodySize bytes, as big as the benchmark's own, so
+// the client parses and the network carries as much as with fanout.
+func cannedReceives(bodySize int) *[11][]byte {
 	var out [11][]byte
+	body := payload(bodySize)
 	for n := range out {
 		type msg struct {
 			MessageId, ReceiptHandle, MD5OfBody, Body string
 		}
 		msgs := make([]msg, n)
 		for i := range msgs {
-			body := fmt.Sprintf("null message %d", i)
 			msgs[i] = msg{
 				MessageId:     nullMessageID,
-				ReceiptHandle: fmt.Sprintf("null-receipt-%d", i),
+				ReceiptHandle: fmt.Sprintf("null-receipt-%020d", i),
 				MD5OfBody:     md5Hex(body),
 				Body:          body,
 			}
 		}
 		out[n], _ = json.Marshal(map[string]any{"Messages": msgs})
 	}
-	return out
-}()
+	return &out
+}
 
 func md5Hex(s string) string {
 	sum := md5.Sum([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
 
-// nullHandler returns the null server's http.Handler.
-func nullHandler() http.Handler {
+// nullHandler returns the null server's http.Handler; received messages
+// have bodies of bodySize bytes.
+func nullHandler(bodySize int) http.Handler {
+	canned := cannedReceives(bodySize)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == "/_fanout/health" {
 			w.WriteHeader(http.StatusOK)
@@ -76,7 +80,7 @@ func nullHandler() http.Handler {
 		}
 		w.Header()["X-Amzn-Requestid"] = hdrRequestID
 		if target := r.Header.Get("X-Amz-Target"); target != "" {
-			nullSQS(w, r, strings.TrimPrefix(target, "AmazonSQS."), body)
+			nullSQS(w, r, strings.TrimPrefix(target, "AmazonSQS."), body, canned)
 			return
 		}
 		nullSNS(w, r, body)
@@ -84,7 +88,7 @@ func nullHandler() http.Handler {
 }
 
 // nullSQS answers one SQS JSON 1.0 call.
-func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte) {
+func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte, canned *[11][]byte) {
 	// Raw JSON tokens of the members the responses need.
 	var (
 		queueURL, queueName, msgBody, maxMsgs []byte
@@ -149,7 +153,7 @@ func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte)
 		if err != nil || n < 1 || n > 10 {
 			n = 1 // the SQS default
 		}
-		out = cannedReceive[n]
+		out = canned[n]
 	case "DeleteMessageBatch", "ChangeMessageVisibilityBatch":
 		out = append(out, `{"Successful":[`...)
 		for i, e := range entries {
@@ -304,12 +308,12 @@ func unhex(c byte) int {
 // serveNull runs the null server on addr until SIGTERM or SIGINT. It is the
 // hidden --serve-null mode, so the null target is a subprocess exactly like
 // fanout and its CPU can be read the same way.
-func serveNull(addr string) error {
+func serveNull(addr string, bodySize int) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: nullHandler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: nullHandler(bodySize), ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	errc := make(chan error, 1)

@@ -17,7 +17,7 @@ import (
 
 func newNullServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(nullHandler())
+	srv := httptest.NewServer(nullHandler(100))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -86,7 +86,7 @@ func TestNullServerAcceptedBySDK(t *testing.T) {
 // TestSDKRejectsWrongMD5 shows the SDK's check is live, so the test above
 // means something: a response with a wrong digest must fail.
 func TestSDKRejectsWrongMD5(t *testing.T) {
-	inner := nullHandler()
+	inner := nullHandler(100)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()
 		inner.ServeHTTP(rec, r)

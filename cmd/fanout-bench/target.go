@@ -28,8 +28,9 @@ type target struct {
 }
 
 // startTarget launches the subprocess for name ("fanout" or "null") or wraps
-// a URL. bin is the fanout binary (built beforehand).
-func startTarget(ctx context.Context, name, bin string) (*target, error) {
+// a URL. bin is the fanout binary (built beforehand); size is the body size
+// of the null server's canned messages.
+func startTarget(ctx context.Context, name, bin string, size int) (*target, error) {
 	switch name {
 	case "fanout":
 		return startProcess(ctx, "fanout", bin, "--log-level", "error")
@@ -38,7 +39,7 @@ func startTarget(ctx context.Context, name, bin string) (*target, error) {
 		if err != nil {
 			return nil, err
 		}
-		return startProcess(ctx, "null", self, "--serve-null")
+		return startProcess(ctx, "null", self, "--size", strconv.Itoa(size), "--serve-null")
 	}
 	u, err := url.Parse(name)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
