@@ -52,6 +52,14 @@ func run(args []string) error {
 	noPurge := fs.Bool("no-purge-wait", envBool("no-purge-wait"), "allow more than one PurgeQueue per queue every 60 s (FANOUT_NO_PURGE_WAIT)")
 	pprofOn := fs.Bool("pprof", envBool("pprof"), "serve net/http/pprof under /_fanout/debug/pprof/ (FANOUT_PPROF)")
 	enforce := fs.Bool("enforce-policies", envBool("enforce-policies"), "SNS delivers to an SQS queue only if the queue's Policy allows it, as AWS does (FANOUT_ENFORCE_POLICIES)")
+	lambdas := lambdaFlag{}
+	if err := lambdas.addList(env("lambda", "")); err != nil {
+		return fmt.Errorf("FANOUT_LAMBDA: %w", err)
+	}
+	fs.Var(lambdas, "lambda", "NAME=URL: deliver SNS lambda subscriptions of function NAME to the Lambda Invoke API at URL; repeatable (FANOUT_LAMBDA=name=url,name2=url2)")
+	smtpAddr := fs.String("smtp", env("smtp", ""), "HOST:PORT of an SMTP server that email subscriptions are sent to (FANOUT_SMTP)")
+	insecure := fs.Bool("insecure-endpoints", envBool("insecure-endpoints"), "accept self-signed certificates from https subscriptions (FANOUT_INSECURE_ENDPOINTS)")
+	timeout := fs.Duration("endpoint-timeout", envDuration("endpoint-timeout", 15*time.Second), "how long an HTTP/S, Lambda or SMTP endpoint has to answer (FANOUT_ENDPOINT_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,6 +84,7 @@ func run(args []string) error {
 		Addr: *addr, Region: *region, Account: *account, Logger: log, Clock: clk,
 		NoRecreateWait: *noRecreate, NoPurgeWait: *noPurge, Pprof: *pprofOn,
 		EnforcePolicies: *enforce,
+		Lambda:          lambdas, SMTP: *smtpAddr, InsecureEndpoints: *insecure, EndpointTimeout: *timeout,
 	})
 	if err != nil {
 		return err
