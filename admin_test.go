@@ -3,7 +3,9 @@ package fanout_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/fanout/fanout/internal/sdktest"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -41,7 +43,7 @@ func TestClockEndpointMovesTimeForEveryTimedBehaviour(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	c := sqs.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")},
+	c := sqs.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", ""), HTTPClient: sdktest.HTTPClient()},
 		func(o *sqs.Options) { o.BaseEndpoint = aws.String(s.URL()) })
 	ctx := context.Background()
 	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("clocked")})
@@ -103,5 +105,21 @@ func TestManualClockModeAndQueueView(t *testing.T) {
 	}
 	if code := getJSON(t, "GET", s.URL()+"/_fanout/sqs/queues", "", &queues); code != 200 || len(queues.Queues) != 1 || queues.Queues[0].Name != "viewed" {
 		t.Fatalf("%d %+v", code, queues)
+	}
+}
+
+func TestCloseDoesNotWaitForUnusedConnections(t *testing.T) {
+	t.Parallel()
+	s, err := fanout.Start(context.Background(), fanout.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", s.Addr()) // opened, never used
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
 	}
 }

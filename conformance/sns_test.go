@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/fanout/fanout/internal/sdktest"
 	"strings"
 	"sync"
 
@@ -38,7 +39,7 @@ func snsc(ctx context.Context) *sns.Client {
 			snsClient = sns.NewFromConfig(cfg)
 			return
 		}
-		cfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider("AKIDCONFORMANCE", "conformance-secret", "")}
+		cfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider("AKIDCONFORMANCE", "conformance-secret", ""), HTTPClient: sdktest.HTTPClient()}
 		snsClient = sns.NewFromConfig(cfg, func(o *sns.Options) { o.BaseEndpoint = aws.String(server.URL()) })
 	})
 	return snsClient

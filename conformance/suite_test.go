@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/fanout/fanout/internal/sdktest"
 	"os"
 	"strings"
 	"testing"
@@ -100,6 +101,7 @@ func fanoutClient(endpoint string) *sqs.Client {
 	cfg := aws.Config{
 		Region:      region,
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDCONFORMANCE", "conformance-secret", ""),
+		HTTPClient:  sdktest.HTTPClient(),
 	}
 	return sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(endpoint) })
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/fanout/fanout/internal/sdktest"
 	"io"
 	"net/http"
 	"os"
@@ -79,7 +80,7 @@ func TestBinaryServesHealthAndShutsDownCleanly(t *testing.T) {
 		t.Fatalf("health %d %s", resp.StatusCode, b)
 	}
 
-	c := sqs.NewFromConfig(aws.Config{Region: "eu-west-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")},
+	c := sqs.NewFromConfig(aws.Config{Region: "eu-west-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", ""), HTTPClient: sdktest.HTTPClient()},
 		func(o *sqs.Options) { o.BaseEndpoint = aws.String(ep) })
 	q, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("sig")})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fanout/fanout/internal/sdktest"
 	"io"
 	"net/http"
 	"regexp"
@@ -74,6 +75,7 @@ func clients(s *fanout.Server, clk *clock.Manual) *env {
 	cfg := aws.Config{
 		Region:      "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", ""),
+		HTTPClient:  sdktest.HTTPClient(),
 		// The SDK's default retryer stays on: with retries off, a client-side race
 		// in smithy-go (aws/aws-sdk-go-v2#2737) surfaces as a "use of closed network
 		// connection" on fast loopback servers. It never retries the 4xx errors tested.

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"errors"
+	"github.com/fanout/fanout/internal/sdktest"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,6 +30,7 @@ func start(t *testing.T, opts fanout.Options) (*sqs.Client, *fanout.Server) {
 	c := sqs.NewFromConfig(aws.Config{
 		Region:      "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", ""),
+		HTTPClient:  sdktest.HTTPClient(),
 		// The SDK's default retryer stays on: with retries off, a client-side race
 		// in smithy-go (aws/aws-sdk-go-v2#2737) surfaces as a "use of closed network
 		// connection" on fast loopback servers. It never retries the 4xx errors tested.
