@@ -23,6 +23,7 @@ type fakeEndpoint struct {
 	inFlight atomic.Int64
 	maxSeen  atomic.Int64
 	hold     chan struct{} // nil: do not wait
+	started  chan struct{} // nil: do not tell
 }
 
 func (f *fakeEndpoint) remote(*Dispatcher) bool { return f.isRemote }
@@ -37,6 +38,12 @@ func (f *fakeEndpoint) attempt(*Dispatcher, *job) result {
 		}
 	}
 	f.attempts.Add(1)
+	if f.started != nil {
+		select {
+		case f.started <- struct{}{}:
+		default:
+		}
+	}
 	if f.hold != nil {
 		<-f.hold
 	}
@@ -133,6 +140,28 @@ func TestSettleWaitsOnlyForWorkAlreadyDue(t *testing.T) {
 	settle(t, d)
 	if d.Stats().Delivered != 1 {
 		t.Fatalf("stats %+v", d.Stats())
+	}
+}
+
+func TestClockMovedDuringAnAttemptKeepsTheSchedule(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1700000000, 0)
+	clk := clock.NewManual(t0)
+	ep := &fakeEndpoint{isRemote: true, hold: make(chan struct{}), started: make(chan struct{}, 1)}
+	d := fakeDispatcher(clk, ep, 2)
+	_ = d.Deliver(&Message{ID: "m", Body: "x"}, Subscriber{Arn: "s", Protocol: "fake", Policy: httpPolicy()})
+	<-ep.started
+	clk.Advance(time.Minute) // while the first attempt is still out
+	close(ep.hold)
+	settle(t, d)
+	r := d.Records(Query{})[0]
+	if r.Status != StatusDropped || r.AttemptCount != 4 {
+		t.Fatalf("record %+v", r)
+	}
+	for i, a := range r.Attempts {
+		if want := t0.Add(time.Duration(i) * 20 * time.Second); !a.Time.Equal(want) {
+			t.Errorf("attempt %d at %v, want %v", i+1, a.Time.Sub(t0), want.Sub(t0))
+		}
 	}
 }
 
