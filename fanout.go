@@ -105,7 +105,7 @@ func New(opts Options) (*Server, error) {
 	s.sns = sns.New(sns.Options{Clock: opts.Clock, Region: opts.Region, Account: opts.Account, Deliverer: s.deliveries})
 	snsHandler := snsapi.New(s.sns, opts.Logger)
 	r := mux.NewRouter()
-	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, Pprof: opts.Pprof})
+	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, Pprof: opts.Pprof, Settle: s.deliveries.Settle})
 	snsapi.Routes(r, snsHandler, s.signer, s.deliveries)
 	playground.Routes(r)
 	aws := newDispatcher(sqsapi.New(s.sqs, opts.Logger), snsHandler)
@@ -113,11 +113,6 @@ func New(opts Options) (*Server, error) {
 	// AWS calls skip the router's matching: only /_fanout/ has routes.
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if strings.HasPrefix(req.URL.Path, "/_fanout/") {
-			if req.Method == http.MethodPost && req.URL.Path == "/_fanout/clock" {
-				// Moving the clock answers once the deliveries it made due are done.
-				snsapi.SettleAfter(r, s.deliveries).ServeHTTP(w, req)
-				return
-			}
 			r.ServeHTTP(w, req)
 			return
 		}

@@ -3,6 +3,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -26,7 +27,13 @@ type Deps struct {
 	Clock   clock.Clock
 	SQS     *sqs.Engine
 	Pprof   bool // serve net/http/pprof under /_fanout/debug/pprof/
+	// Settle, when set, waits for the work that moving the clock made due
+	// (SNS deliveries run on workers), so POST /_fanout/clock answers after it.
+	Settle func(context.Context) error
 }
+
+// settleLimit bounds how long moving the clock waits for that work.
+const settleLimit = 5 * time.Minute
 
 // Routes adds the /_fanout/ endpoints to r.
 func Routes(r *mux.Router, d Deps) {
@@ -103,6 +110,11 @@ func (d Deps) advanceClock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	adv.Advance(dur)
+	if d.Settle != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), settleLimit)
+		_ = d.Settle(ctx)
+		cancel()
+	}
 	writeJSON(w, http.StatusOK, d.clockView())
 }
 

@@ -1,12 +1,9 @@
 package api
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/gorilla/mux"
 
@@ -91,46 +88,6 @@ func limitParam(s string) int {
 	}
 	return n
 }
-
-// Settler waits for the deliveries due now (delivery.Dispatcher.Settle).
-type Settler interface {
-	Settle(ctx context.Context) error
-}
-
-// SettleAfter wraps the handler that moves the clock (POST /_fanout/clock):
-// its answer is held back until the deliveries that fell due, and the
-// retries they lead to on the way, are done, so that a caller sees them as
-// soon as it has its answer. It gives up waiting after settleLimit.
-func SettleAfter(next http.Handler, s Settler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		rec := &heldResponse{header: http.Header{}, status: http.StatusOK}
-		next.ServeHTTP(rec, req)
-		if rec.status == http.StatusOK {
-			ctx, cancel := context.WithTimeout(req.Context(), settleLimit)
-			_ = s.Settle(ctx)
-			cancel()
-		}
-		for k, v := range rec.header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.status)
-		_, _ = w.Write(rec.body.Bytes())
-	})
-}
-
-// settleLimit bounds how long moving the clock waits for deliveries.
-const settleLimit = 5 * time.Minute
-
-// heldResponse keeps a response until it is let go.
-type heldResponse struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (h *heldResponse) Header() http.Header         { return h.header }
-func (h *heldResponse) WriteHeader(status int)      { h.status = status }
-func (h *heldResponse) Write(b []byte) (int, error) { return h.body.Write(b) }
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
