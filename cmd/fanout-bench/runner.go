@@ -57,7 +57,7 @@ type worker struct {
 }
 
 // do times one call of op; fn returns how many messages the call carried.
-// A call cut short because the phase ended is not counted at all.
+// A call cancelled after its phase ended (an interrupt) is not counted.
 func (w *worker) do(op string, fn func() (int, error)) error {
 	t0 := time.Now()
 	n, err := fn()
