@@ -2,7 +2,6 @@ package sqs
 
 import (
 	"errors"
-	"regexp"
 
 	"github.com/fanout/fanout/internal/awserr"
 )
@@ -24,7 +23,19 @@ func Failure(id string, err error) BatchFailure {
 	return BatchFailure{ID: id, SenderFault: ae.FaultOrSender() == awserr.Sender, Code: ae.QueryCodeOrCode(), Message: ae.Message}
 }
 
-var batchIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
+// validBatchID checks an entry id: 1 to 80 of [A-Za-z0-9_-].
+func validBatchID(id string) bool {
+	if len(id) == 0 || len(id) > 80 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // maxBatchBytes is the limit on a SendMessageBatch's bodies and attributes together.
 const maxBatchBytes = 1048576
@@ -41,7 +52,7 @@ func CheckBatch(entry string, ids []string) error {
 	}
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		if !batchIDRE.MatchString(id) {
+		if !validBatchID(id) {
 			return ErrInvalidBatchEntryID.New("A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.")
 		}
 		if seen[id] {

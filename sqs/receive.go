@@ -168,7 +168,7 @@ func (q *Queue) take(req receiveReq, now time.Time, longPoll bool) ([]Received, 
 		e.QueryStatus = 403
 		return nil, nil, e
 	}
-	var out []Received
+	out := make([]Received, 0, req.max)
 	var moves, deferred []*message
 	for len(out) < req.max && q.inflight.len() < inflightLimit {
 		m := q.popVisible()

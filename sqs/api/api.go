@@ -112,7 +112,7 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 		h.fail(w, rid, false, op, sqs.ErrSerialization.New("Start of structure or map found where not expected."))
 		return
 	}
-	req := &request{ctx: r.Context(), in: newJSONInput(gjson.ParseBytes(body)), host: r.Host, path: r.URL.Path, senderID: senderID(r)}
+	req := &request{ctx: r.Context(), in: newJSONInput(gjson.ParseBytes(body), 8), host: r.Host, path: r.URL.Path, senderID: senderID(r)}
 	rep, err := act(h, req)
 	if err != nil {
 		h.fail(w, rid, false, op, err)

@@ -35,8 +35,8 @@ type member struct {
 	val gjson.Result
 }
 
-func newJSONInput(v gjson.Result) jsonInput {
-	j := jsonInput{members: make([]member, 0, 8)}
+func newJSONInput(v gjson.Result, capHint int) jsonInput {
+	j := jsonInput{members: make([]member, 0, capHint)}
 	v.ForEach(func(k, val gjson.Result) bool {
 		j.members = append(j.members, member{k.Str, val})
 		return true
@@ -138,7 +138,7 @@ func (j jsonInput) msgAttrs(jsonName, _ string) ([]sqs.MessageAttribute, error) 
 func (j jsonInput) entries(jsonName, _ string) []input {
 	var out []input
 	j.get(jsonName).ForEach(func(_, v gjson.Result) bool {
-		out = append(out, newJSONInput(v))
+		out = append(out, newJSONInput(v, 4)) // batch entries have few members
 		return true
 	})
 	return out
