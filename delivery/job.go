@@ -83,9 +83,14 @@ func (d *Dispatcher) run(j *job) error {
 	for {
 		now := d.clock.Now()
 		if j.due.After(now) {
-			// Once parked, the job belongs to its timer: touch it no more.
-			d.tracker.end(j)
-			d.park(j, now)
+			// The timer is set before the job stops counting, so that a
+			// Settle returning now cannot let the clock move past a retry
+			// not yet scheduled. Once parked, the job belongs to its timer:
+			// touch it no more.
+			epoch, tracked := j.epoch, j.tracked
+			j.tracked = false
+			d.park(j)
+			d.tracker.release(epoch, tracked)
 			return first
 		}
 		if !j.throttled {
@@ -111,9 +116,9 @@ func (d *Dispatcher) run(j *job) error {
 }
 
 // park waits for the job's next attempt on a clock timer.
-func (d *Dispatcher) park(j *job, now time.Time) {
+func (d *Dispatcher) park(j *job) {
 	d.scheduled.Add(1)
-	d.clock.AfterFunc(j.due.Sub(now), func() { d.fire(j) })
+	d.clock.AfterFunc(j.due.Sub(d.clock.Now()), func() { d.fire(j) })
 }
 
 // attempt makes one attempt and returns its result and the moment, on the

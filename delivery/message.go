@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"github.com/fanout/fanout/sqs"
 	"sync"
 	"time"
 
@@ -45,6 +46,23 @@ type Message struct {
 
 	mu         sync.Mutex
 	signatures map[string]string // string to sign -> signature
+	md5s       map[string]string // raw payload -> its MD5, computed once for all queues
+}
+
+// md5Of returns the MD5 SQS reports for a raw payload of this message,
+// computing it once however many queues receive it.
+func (m *Message) md5Of(text string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sum, ok := m.md5s[text]; ok {
+		return sum
+	}
+	if m.md5s == nil {
+		m.md5s = map[string]string{}
+	}
+	sum := sqs.MD5OfBody(text)
+	m.md5s[text] = sum
+	return sum
 }
 
 // For returns the text a subscription of protocol receives.

@@ -29,6 +29,9 @@ type QueueMessage struct {
 	GroupID         string
 	DeduplicationID string
 	SenderID        string
+	// BodyMD5, when set, is MD5OfBody(Body), computed once for every queue
+	// that receives the same raw payload.
+	BodyMD5 string
 }
 
 // SenderID is the SenderId SQS shows on messages SNS delivered (the id AWS's
@@ -90,6 +93,7 @@ func (d *Dispatcher) sendToQueue(arn string, m *Message, raw bool, body func() (
 			return fmt.Errorf("raw delivery of %d message attributes: SQS accepts at most %d", len(m.Attributes), maxRawAttributes)
 		}
 		qm.Attributes = rawAttributes(m.Attributes)
+		qm.BodyMD5 = m.md5Of(text)
 	}
 	switch {
 	case m.Fifo && q.Fifo():
@@ -159,7 +163,7 @@ func (s sqsQueue) Send(m QueueMessage) error {
 	}
 	_, err := s.q.Send(sqs.SendInput{
 		Body: m.Body, Attributes: attrs, GroupID: m.GroupID,
-		DeduplicationID: m.DeduplicationID, SenderID: m.SenderID,
+		DeduplicationID: m.DeduplicationID, SenderID: m.SenderID, BodyMD5: m.BodyMD5,
 	})
 	if err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "AWS.SimpleQueueService."))

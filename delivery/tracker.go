@@ -33,13 +33,19 @@ func (t *tracker) begin(j *job) {
 
 // end stops counting j, if it was counted.
 func (t *tracker) end(j *job) {
-	if !j.tracked {
+	tracked := j.tracked
+	j.tracked = false
+	t.release(j.epoch, tracked)
+}
+
+// release stops counting a job of epoch, if it was counted.
+func (t *tracker) release(epoch uint64, tracked bool) {
+	if !tracked {
 		return
 	}
-	j.tracked = false
 	t.mu.Lock()
-	if t.active[j.epoch]--; t.active[j.epoch] == 0 {
-		delete(t.active, j.epoch)
+	if t.active[epoch]--; t.active[epoch] == 0 {
+		delete(t.active, epoch)
 	}
 	if t.waiters > 0 {
 		close(t.changed)
