@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
@@ -47,7 +48,8 @@ type dataPlane interface {
 	sendMessageBatch(ctx context.Context, queueURL string, es []entry) error
 	receiveMessage(ctx context.Context, queueURL string, max, waitSeconds int) ([]message, error)
 	deleteMessageBatch(ctx context.Context, queueURL string, handles []string) error
-	publish(ctx context.Context, topicARN, msg string) error
+	// publish sends msg with attrs (nil for none).
+	publish(ctx context.Context, topicARN, msg string, attrs *pubAttrs) error
 }
 
 // newHTTPClient returns the one http.Client a client kind shares between all
@@ -201,8 +203,12 @@ func (c *sdkClient) deleteMessageBatch(ctx context.Context, queueURL string, han
 	return nil
 }
 
-func (c *sdkClient) publish(ctx context.Context, topicARN, msg string) error {
-	_, err := c.sns.Publish(ctx, &sns.PublishInput{TopicArn: &topicARN, Message: &msg})
+func (c *sdkClient) publish(ctx context.Context, topicARN, msg string, attrs *pubAttrs) error {
+	in := &sns.PublishInput{TopicArn: &topicARN, Message: &msg}
+	if attrs != nil {
+		in.MessageAttributes = attrs.sdk
+	}
+	_, err := c.sns.Publish(ctx, in)
 	return err
 }
 
@@ -243,16 +249,33 @@ func (c *sdkClient) createTopic(ctx context.Context, name string) (string, error
 // subscribeQueue subscribes an SQS queue with raw delivery, so the queue
 // receives the published text itself rather than a JSON envelope.
 func (c *sdkClient) subscribeQueue(ctx context.Context, topicARN, queueARN string) error {
+	return c.subscribe(ctx, topicARN, "sqs", queueARN, map[string]string{"RawMessageDelivery": "true"})
+}
+
+// subscribe subscribes endpoint with the given subscription attributes.
+func (c *sdkClient) subscribe(ctx context.Context, topicARN, protocol, endpoint string, attrs map[string]string) error {
 	_, err := c.sns.Subscribe(ctx, &sns.SubscribeInput{
 		TopicArn:   &topicARN,
-		Protocol:   aws.String("sqs"),
-		Endpoint:   &queueARN,
-		Attributes: map[string]string{"RawMessageDelivery": "true"},
+		Protocol:   &protocol,
+		Endpoint:   &endpoint,
+		Attributes: attrs,
 	})
 	if err != nil {
-		return fmt.Errorf("Subscribe %s: %w", queueARN, err)
+		return fmt.Errorf("Subscribe %s: %w", endpoint, err)
 	}
 	return nil
+}
+
+// queueDepth returns a queue's ApproximateNumberOfMessages.
+func (c *sdkClient) queueDepth(ctx context.Context, queueURL string) (int, error) {
+	out, err := c.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       &queueURL,
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("GetQueueAttributes: %w", err)
+	}
+	return strconv.Atoi(out.Attributes["ApproximateNumberOfMessages"])
 }
 
 func (c *sdkClient) deleteTopic(ctx context.Context, topicARN string) error {
@@ -454,12 +477,17 @@ func (c *rawClient) deleteMessageBatch(ctx context.Context, queueURL string, han
 	return checkBatch("DeleteMessageBatch", data)
 }
 
-func (c *rawClient) publish(ctx context.Context, topicARN, msg string) error {
-	b := make([]byte, 0, len(topicARN)+len(msg)+96)
+func (c *rawClient) publish(ctx context.Context, topicARN, msg string, attrs *pubAttrs) error {
+	form := ""
+	if attrs != nil {
+		form = attrs.form
+	}
+	b := make([]byte, 0, len(topicARN)+len(msg)+len(form)+96)
 	b = append(b, "Action=Publish&Version=2010-03-31&TopicArn="...)
 	b = append(b, url.QueryEscape(topicARN)...)
 	b = append(b, "&Message="...)
 	b = append(b, url.QueryEscape(msg)...)
+	b = append(b, form...)
 	data, err := c.post(ctx, hdrForm, nil, b)
 	if err != nil {
 		return fmt.Errorf("Publish: %w", err)
@@ -471,6 +499,31 @@ func (c *rawClient) publish(ctx context.Context, topicARN, msg string) error {
 		return errors.New("Publish: response without MessageId")
 	}
 	return nil
+}
+
+// msgAttr is one String or Number message attribute.
+type msgAttr struct{ name, dataType, value string }
+
+// pubAttrs is a fixed set of message attributes in both clients' forms,
+// built once so that a publish with attributes costs the client no more
+// than one without.
+type pubAttrs struct {
+	sdk  map[string]snstypes.MessageAttributeValue
+	form string // "&MessageAttributes.entry.1.Name=..." etc., escaped
+}
+
+func newPubAttrs(as []msgAttr) *pubAttrs {
+	p := &pubAttrs{sdk: make(map[string]snstypes.MessageAttributeValue, len(as))}
+	var b []byte
+	for i, a := range as {
+		p.sdk[a.name] = snstypes.MessageAttributeValue{DataType: aws.String(a.dataType), StringValue: aws.String(a.value)}
+		pre := "&MessageAttributes.entry." + strconv.Itoa(i+1)
+		b = append(b, pre+".Name="+url.QueryEscape(a.name)...)
+		b = append(b, pre+".Value.DataType="+url.QueryEscape(a.dataType)...)
+		b = append(b, pre+".Value.StringValue="+url.QueryEscape(a.value)...)
+	}
+	p.form = string(b)
+	return p
 }
 
 // appendJSONString appends s as a JSON string literal. It escapes what JSON

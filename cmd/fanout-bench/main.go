@@ -53,6 +53,10 @@ type config struct {
 	queued      int
 	groups      []int
 	subs        []int
+	filtered    []int     // filter-policy subscription counts for publish-filtered
+	sinkFail    []float64 // shares of sink requests answered 500, http-delivery
+	window      int       // most published, unresolved messages in http-delivery
+	memory      int       // --memory: messages to pre-fill; 0 runs the scenarios
 	rounds      int
 	fanoutBin   string
 	json        bool
@@ -96,6 +100,10 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		queued  = fs.Int("queued", 100000, "messages pre-filled for drain (also the most it drains)")
 		groups  = fs.String("groups", "1000", "comma list of FIFO message-group counts for fifo-send-receive (e.g. 1,1000)")
 		subs    = fs.String("subs", "3", "comma list of SQS subscription counts for publish (e.g. 1,3,10)")
+		filt    = fs.String("filtered", "200", "comma list of filtered-subscription counts for publish-filtered; each runs next to the unfiltered baseline")
+		fail    = fs.String("sink-fail", "0", "comma list of shares of notification requests the http-delivery sink fails with 500 (e.g. 0,0.5)")
+		window  = fs.Int("window", 256, "http-delivery: most messages published and not yet delivered (or given up)")
+		memory  = fs.Int("memory", 0, "instead of scenarios: pre-fill this many --size messages into one queue of a fresh fanout and print its RSS (e.g. 1000000)")
 		rounds  = fs.Int("rounds", 0, "rounds per scenario and target; results are medians (default 3 with --target both, else 1)")
 		bin     = fs.String("fanout-bin", "", "fanout binary to launch (default: go build ./cmd/fanout)")
 		asJSON  = fs.Bool("json", false, "print results as JSON on stdout (the text report moves to stderr)")
@@ -116,6 +124,8 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		size:      *size,
 		queued:    *queued,
 		rounds:    *rounds,
+		window:    *window,
+		memory:    *memory,
 		fanoutBin: *bin,
 		json:      *asJSON,
 	}
@@ -151,6 +161,15 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	if cfg.subs, err = intList("subs", *subs); err != nil {
 		return nil, err
 	}
+	if cfg.filtered, err = intList("filtered", *filt); err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(cfg.filtered, func(n int) bool { return n < filteredMatches }) {
+		return nil, fmt.Errorf("--filtered: each count must be at least %d (the subscriptions that match)", filteredMatches)
+	}
+	if cfg.sinkFail, err = floatList("sink-fail", *fail); err != nil {
+		return nil, err
+	}
 	switch {
 	case cfg.clients < 1 || cfg.clients > 1024:
 		return nil, errors.New("--clients must be 1..1024")
@@ -164,6 +183,12 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		return nil, errors.New("--queued must be 1..100000000")
 	case cfg.rounds > 100:
 		return nil, errors.New("--rounds must be at most 100")
+	case cfg.window < 1 || cfg.window > 1_000_000:
+		return nil, errors.New("--window must be 1..1000000")
+	case cfg.memory < 0 || cfg.memory > 100_000_000:
+		return nil, errors.New("--memory must be 0..100000000")
+	case cfg.memory > 0 && !slices.Equal(cfg.targets, []string{"fanout"}):
+		return nil, errors.New("--memory needs --target fanout: it reads the RSS of a fanout it starts")
 	}
 	return cfg, nil
 }
@@ -217,6 +242,22 @@ func intList(name, s string) ([]int, error) {
 	return out, nil
 }
 
+// floatList parses a comma list of shares in [0, 1).
+func floatList(name, s string) ([]float64, error) {
+	var out []float64
+	for _, f := range splitList(s) {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v >= 0 && v < 1) {
+			return nil, fmt.Errorf("--%s: bad value %q (want 0 <= x < 1)", name, f)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--%s: empty list", name)
+	}
+	return out, nil
+}
+
 // variants expands the chosen scenarios over their parameter lists.
 func (cfg *config) variants() []variant {
 	var out []variant
@@ -228,6 +269,22 @@ func (cfg *config) variants() []variant {
 			params = cfg.groups
 		case "subs":
 			params = cfg.subs
+		case "filtered":
+			// The unfiltered baseline first, then each filtered count.
+			out = append(out, variant{name: sc.name + "/unfiltered", sc: sc, param: 0})
+			for _, n := range cfg.filtered {
+				out = append(out, variant{name: fmt.Sprintf("%s/filtered=%d", sc.name, n), sc: sc, param: n})
+			}
+			continue
+		case "sink-fail":
+			for _, f := range cfg.sinkFail {
+				name := sc.name
+				if f > 0 {
+					name += "/fail=" + strconv.FormatFloat(f, 'g', -1, 64)
+				}
+				out = append(out, variant{name: name, sc: sc, fail: f})
+			}
+			continue
 		default:
 			out = append(out, variant{name: sc.name, sc: sc})
 			continue
@@ -253,7 +310,7 @@ func run(ctx context.Context, cfg *config) error {
 	}
 
 	bin := cfg.fanoutBin
-	if bin == "" && slices.Contains(cfg.targets, "fanout") {
+	if bin == "" && (slices.Contains(cfg.targets, "fanout") || cfg.memory > 0) {
 		dir, err := os.MkdirTemp("", "fanout-bench-")
 		if err != nil {
 			return err
@@ -263,6 +320,10 @@ func run(ctx context.Context, cfg *config) error {
 		if bin, err = buildFanout(ctx, dir); err != nil {
 			return err
 		}
+	}
+
+	if cfg.memory > 0 {
+		return runMemory(ctx, cfg, bin, report)
 	}
 
 	var targets []*target
@@ -302,6 +363,12 @@ func run(ctx context.Context, cfg *config) error {
 		for _, kind := range cfg.clientKinds {
 			for round := 1; round <= cfg.rounds; round++ {
 				for _, t := range targets {
+					if v.sc.fanoutOnly && t.name == "null" {
+						if round == 1 {
+							fmt.Fprintf(report, "%-7s %-4s %-30s skipped: the null server does not deliver\n", t.name, kind, v.name)
+						}
+						continue
+					}
 					seq++
 					if !t.alive() {
 						finish(cfg, report, results)
@@ -309,14 +376,15 @@ func run(ctx context.Context, cfg *config) error {
 					}
 					cs := clients[t]
 					e := &env{
-						cfg:    cfg,
-						tgt:    t,
-						kind:   kind,
-						dp:     cs.dp[kind],
-						ctl:    cs.ctl,
-						fill:   cs.fill,
-						prefix: fmt.Sprintf("fb-%s-%d-%s", runID, seq, queueSafe(v.name)),
-						param:  v.param,
+						cfg:      cfg,
+						tgt:      t,
+						kind:     kind,
+						dp:       cs.dp[kind],
+						ctl:      cs.ctl,
+						fill:     cs.fill,
+						prefix:   fmt.Sprintf("fb-%s-%d-%s", runID, seq, queueSafe(v.name)),
+						param:    v.param,
+						sinkFail: v.fail,
 					}
 					res, err := runOne(ctx, v, e)
 					if ctx.Err() != nil {
@@ -342,11 +410,14 @@ func finish(cfg *config, report io.Writer, results []*result) error {
 	sum := summarize(results, cfg.targets)
 	if cfg.rounds > 1 || len(cfg.targets) > 1 {
 		printSummary(report, sum, cfg.rounds)
+		printLatencyDiffs(report, sum, results, cfg.clients)
 	}
+	costs := filterCosts(sum)
+	printFilterCosts(report, costs)
 	if cfg.json {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(jsonReport(cfg, results, sum))
+		return enc.Encode(jsonReport(cfg, results, sum, costs))
 	}
 	return nil
 }

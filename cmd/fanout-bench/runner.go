@@ -24,7 +24,9 @@ type env struct {
 	ctl    *sdkClient // untimed control plane (queues, topics)
 	fill   dataPlane  // untimed bulk pre-fill; the raw client, being fastest
 	prefix string     // unique resource-name prefix for this run
-	param  int        // variant parameter (--groups, --subs), 0 if none
+	param  int        // variant parameter (--groups, --subs, --filtered), 0 if none
+	// sinkFail is the variant's --sink-fail share.
+	sinkFail float64
 
 	cleanups            []func(context.Context) error
 	notes               []string // printed under the run's rows
@@ -38,6 +40,9 @@ type workload struct {
 	workers   int                                        // step goroutines; 0 means --clients
 	step      func(ctx context.Context, w *worker) error // one unit of work
 	receivers []func(ctx context.Context, w *worker)     // background goroutines, stopped at phase end
+	// finish, if set, runs after the timed phase and the server CPU
+	// reading, with the timed phase's stats; it returns notes for the run.
+	finish func(ctx context.Context, stats statSet) []string
 }
 
 // phase is one warm-up or timed interval, shared by its goroutines.
@@ -177,8 +182,12 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 		// A server that rejects every call (say, a feature it lacks) would
 		// only produce a screen of errors; report the first one instead.
 		warm, _ := runPhase(ctx, wl, e.cfg.clients, e.cfg.warmup, false)
-		if st := warm[v.sc.primary]; st != nil && st.calls > 0 && st.errors == st.calls {
-			return nil, fmt.Errorf("every %s call failed during the warm-up: %s", v.sc.primary, st.firstErr)
+		guard := v.sc.guard
+		if guard == "" {
+			guard = v.sc.primary
+		}
+		if st := warm[guard]; st != nil && st.calls > 0 && st.errors == st.calls {
+			return nil, fmt.Errorf("every %s call failed during the warm-up: %s", guard, st.firstErr)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -194,6 +203,12 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 	self0 := selfCPU()
 	stats, elapsed := runPhase(ctx, wl, e.cfg.clients, e.cfg.duration, true)
 	self1 := selfCPU()
+	cpu1 := time.Duration(-1)
+	if cpu0 >= 0 {
+		if c, err := processCPU(pid, clockTick()); err == nil {
+			cpu1 = c
+		}
+	}
 	res := &result{
 		Scenario:  v.name,
 		Client:    e.kind,
@@ -211,10 +226,11 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 	if elapsed < e.cfg.duration*9/10 {
 		res.Notes = append(res.Notes, fmt.Sprintf("timed phase ended after %.2fs: no work left", elapsed.Seconds()))
 	}
-	if cpu0 >= 0 {
-		if c, err := processCPU(pid, clockTick()); err == nil {
-			res.ServerCPU = c - cpu0
-		}
+	if cpu1 >= 0 {
+		res.ServerCPU = cpu1 - cpu0
+	}
+	if wl.finish != nil {
+		res.Notes = append(res.Notes, wl.finish(ctx, stats)...)
 	}
 	return res, ctx.Err()
 }

@@ -20,7 +20,11 @@ type scenario struct {
 	doc     string
 	primary string // op that calls/s, messages/s and server CPU per call refer to
 	param   string // flag whose comma list expands into variants, or ""
-	prepare func(ctx context.Context, e *env) (*workload, error)
+	// guard is the op whose every call failing in the warm-up aborts the
+	// run (a server lacking a feature); default primary.
+	guard      string
+	fanoutOnly bool // the null server cannot run it (it delivers nothing)
+	prepare    func(ctx context.Context, e *env) (*workload, error)
 }
 
 var scenarios = []*scenario{
@@ -44,6 +48,20 @@ var scenarios = []*scenario{
 		name: "publish", primary: "publish", param: "subs", prepare: preparePublish,
 		doc: "SNS Publish to a topic with --subs raw-delivery SQS subscriptions; separate receivers drain one of the queues and sample e2e publish-to-receivable latency there",
 	},
+	{
+		name: "publish-filtered", primary: "publish", param: "filtered", prepare: preparePublishFiltered,
+		doc: "publish with 5 message attributes to a topic with --filtered SQS subscriptions, each with its own 5-key filter policy (exact, prefix, numeric range, anything-but, exists), of which 3 match; and, as the baseline, to a topic with 3 unfiltered subscriptions; prints the filtered/unfiltered ratios",
+	},
+	{
+		name: "http-delivery", primary: "delivered", guard: "publish", param: "sink-fail", fanoutOnly: true,
+		prepare: prepareHTTPDelivery(true),
+		doc:     "fanout only: Publish to a topic whose one subscription is an http endpoint this tool runs on loopback (RawMessageDelivery, so unsigned), with at most --window messages undelivered; delivered is the sink's receipts and publish-to-delivery latency, attempt its requests; --sink-fail makes the sink answer that share with 500, retried at once (4 attempts at most)",
+	},
+	{
+		name: "http-delivery-signed", primary: "delivered", guard: "publish", param: "sink-fail", fanoutOnly: true,
+		prepare: prepareHTTPDelivery(false),
+		doc:     "http-delivery with JSON envelopes, each signed (SignatureVersion 1)",
+	},
 }
 
 func findScenario(name string) *scenario {
@@ -60,6 +78,7 @@ type variant struct {
 	name  string
 	sc    *scenario
 	param int
+	fail  float64 // --sink-fail
 }
 
 // newQueue creates a queue for this run and schedules its deletion.
@@ -359,24 +378,55 @@ func prepareFIFO(ctx context.Context, e *env) (*workload, error) {
 
 func preparePublish(ctx context.Context, e *env) (*workload, error) {
 	subs := max(e.param, 1)
+	return publishWorkload(ctx, e, subs, nil, func(int) map[string]string {
+		return map[string]string{"RawMessageDelivery": "true"}
+	})
+}
+
+// preparePublishFiltered is publish-filtered: with param N, N subscriptions
+// with filter policies of which filteredMatches match; with param 0 (the
+// baseline), filteredMatches unfiltered subscriptions. Either way every
+// message carries filterAttrs and reaches filteredMatches queues.
+func preparePublishFiltered(ctx context.Context, e *env) (*workload, error) {
+	n := e.param
+	if n == 0 {
+		return publishWorkload(ctx, e, filteredMatches, newPubAttrs(filterAttrs), func(int) map[string]string {
+			return map[string]string{"RawMessageDelivery": "true"}
+		})
+	}
+	e.notes = append(e.notes, fmt.Sprintf("%d subscriptions with 5-key filter policies, %d of them match", n, filteredMatches))
+	return publishWorkload(ctx, e, n, newPubAttrs(filterAttrs), func(i int) map[string]string {
+		return map[string]string{"RawMessageDelivery": "true", "FilterPolicy": filterPolicy(i, n)}
+	})
+}
+
+// publishWorkload creates a topic with subs SQS subscriptions, subscription
+// i with the attributes subAttrs(i), and publishes stamped --size bodies
+// with attrs. Receivers drain the last subscription that gets messages.
+func publishWorkload(ctx context.Context, e *env, subs int, attrs *pubAttrs, subAttrs func(i int) map[string]string) (*workload, error) {
 	topic, err := e.ctl.createTopic(ctx, e.prefix)
 	if err != nil {
 		return nil, err
 	}
 	e.cleanups = append(e.cleanups, func(ctx context.Context) error { return e.ctl.deleteTopic(ctx, topic) })
 	var sampled string
+	receiving := 0
 	for i := range subs {
 		q, arn, err := e.newQueue(ctx, "-"+strconv.Itoa(i), false)
 		if err != nil {
 			return nil, err
 		}
-		if err := e.ctl.subscribeQueue(ctx, topic, arn); err != nil {
+		sa := subAttrs(i)
+		if err := e.ctl.subscribe(ctx, topic, "sqs", arn, sa); err != nil {
 			return nil, err
 		}
-		sampled = q // the last subscription, in case delivery follows subscription order
+		if sa["FilterPolicy"] == "" || filterMatches(i, subs) {
+			receiving++
+			sampled = q // the last one, in case delivery follows subscription order
+		}
 	}
-	if subs > 1 {
-		e.notes = append(e.notes, fmt.Sprintf("e2e sampled on 1 of %d queues; the others fill up and are deleted after the run", subs))
+	if receiving > 1 {
+		e.notes = append(e.notes, fmt.Sprintf("e2e sampled on 1 of %d queues; the others fill up and are deleted after the run", receiving))
 	}
 	// Only one queue is drained: receivers for every queue would need
 	// subs times the publishers' client CPU, and on a small machine they
@@ -391,7 +441,7 @@ func preparePublish(ctx context.Context, e *env) (*workload, error) {
 	pad := payload(e.cfg.size)
 	wl.step = func(ctx context.Context, w *worker) error {
 		body := stampedBody(pad)
-		err := w.do("publish", func() (int, error) { return 1, e.dp.publish(ctx, topic, body) })
+		err := w.do("publish", func() (int, error) { return 1, e.dp.publish(ctx, topic, body, attrs) })
 		if err == nil {
 			produced(fs, 1)
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -218,16 +219,39 @@ func processCPU(pid int, tick time.Duration) (time.Duration, error) {
 
 // processRSS returns VmRSS of pid in KiB from /proc/<pid>/status.
 func processRSS(pid int) (int64, error) {
+	m, err := processStatus(pid, "VmRSS")
+	return m["VmRSS"], err
+}
+
+// processStatus returns the named kB fields (VmRSS, VmHWM, ...) of
+// /proc/<pid>/status in KiB; it fails if one is missing.
+func processStatus(pid int, fields ...string) (map[string]int64, error) {
 	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+	return parseStatus(string(data), fields...)
+}
+
+func parseStatus(data string, fields ...string) (map[string]int64, error) {
+	out := make(map[string]int64, len(fields))
+	for line := range strings.SplitSeq(data, "\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || !slices.Contains(fields, name) {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("/proc status %s: %w", name, err)
+		}
+		out[name] = v
+	}
+	for _, f := range fields {
+		if _, ok := out[f]; !ok {
+			return nil, fmt.Errorf("/proc status has no %s", f)
 		}
 	}
-	return 0, errors.New("no VmRSS")
+	return out, nil
 }
 
 // selfCPU returns this process's user+system CPU time, to show how busy the

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fanout/fanout"
+)
+
+// TestScenariosAgainstFanout runs the scenarios that need a real server
+// (filter policies, HTTP delivery) briefly against fanout in-process.
+func TestScenariosAgainstFanout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts fanout")
+	}
+	ctx := context.Background()
+	srv, err := fanout.Start(ctx, fanout.Options{NoRecreateWait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cfg := &config{clients: 2, duration: 300 * time.Millisecond, warmup: 50 * time.Millisecond, size: 256,
+		filtered: []int{12}, sinkFail: []float64{0, 0.5}, window: 32,
+		scenarios: []string{"publish-filtered", "http-delivery", "http-delivery-signed"}}
+	tgt := &target{name: srv.URL(), endpoint: srv.URL()}
+	sdk := newSDKClient(srv.URL(), newSDKHTTPClient(cfg.clients))
+	raw := &rawClient{hc: newHTTPClient(cfg.clients), endpoint: srv.URL()}
+	var results []*result
+	for i, v := range cfg.variants() {
+		e := &env{cfg: cfg, tgt: tgt, kind: kindHTTP, dp: raw, ctl: sdk, fill: raw,
+			prefix: "t" + string(rune('a'+i)) + "-" + queueSafe(v.name), param: v.param, sinkFail: v.fail}
+		res, err := runOne(ctx, v, e)
+		if err != nil {
+			t.Fatalf("%s: %v", v.name, err)
+		}
+		results = append(results, res)
+		pub := res.Ops["publish"]
+		if pub == nil || pub.calls == 0 || pub.errors > 0 {
+			t.Fatalf("%s: publish %+v", v.name, pub)
+		}
+		notes := strings.Join(res.Notes, "\n")
+		switch {
+		case strings.HasPrefix(v.name, "publish-filtered"):
+			// The sampled queue is one that matches: e2e samples arrive.
+			if e2e := res.Ops["e2e"]; e2e == nil || e2e.lat.count() == 0 {
+				t.Errorf("%s: no e2e samples: %v", v.name, res.Ops)
+			}
+		default:
+			d, a := res.Ops["delivered"], res.Ops["attempt"]
+			if d == nil || d.messages == 0 || d.lat.count() == 0 || a == nil || a.calls < d.messages {
+				t.Fatalf("%s: delivered %+v attempt %+v\n%s", v.name, d, a, notes)
+			}
+			if v.fail == 0 && a.errors != 0 {
+				t.Errorf("%s: %d failed attempts with a sink that never fails", v.name, a.errors)
+			}
+			if v.fail > 0 && a.errors == 0 {
+				t.Errorf("%s: no failed attempts at --sink-fail %g", v.name, v.fail)
+			}
+			if !strings.Contains(notes, "attempts per message") || !strings.Contains(notes, "fanout's counts") ||
+				strings.Contains(notes, "still undelivered") || strings.Contains(notes, "lost") {
+				t.Errorf("%s: notes\n%s", v.name, notes)
+			}
+		}
+	}
+	// One target and round still gets the filtered/unfiltered comparison.
+	costs := filterCosts(summarize(results, []string{srv.URL()}))
+	if len(costs) != 1 || costs[0].Filtered != "publish-filtered/filtered=12" || costs[0].CallsRatio <= 0 {
+		t.Errorf("filter costs %+v", costs)
+	}
+}
