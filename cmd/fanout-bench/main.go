@@ -1,10 +1,11 @@
 // Command fanout-bench is a load tool for fanout, the SNS/SQS emulator.
 //
 // It runs named scenarios (send, send-batch, drain, fifo-send-receive,
-// publish) with N concurrent clients for a fixed time against the fanout
-// server, a null server that answers with canned responses and stores
-// nothing, or both alternately, and reports calls/s, messages/s, p50/p99
-// latency, errors and the server's CPU time per call and per message.
+// publish, publish-filtered, http-delivery, http-delivery-signed) with N
+// concurrent clients for a fixed time against the fanout server, a null
+// server that answers with canned responses and stores nothing, or both
+// alternately, and reports calls/s, messages/s, p50/p99 latency, errors and
+// the server's CPU time per call and per message.
 //
 // Examples, from the repository root:
 //
@@ -13,6 +14,38 @@
 //	go run ./cmd/fanout-bench --scenario publish --subs 1,3,10 --target null
 //	go run ./cmd/fanout-bench --scenario drain --queued 1000000 --client http
 //	go run ./cmd/fanout-bench --target http://127.0.0.1:4566 --json > out.json
+//
+// Issue 7's measurements:
+//
+//	# 200 filtered subscriptions (3 match) vs 3 unfiltered: ratios printed at the end
+//	go run ./cmd/fanout-bench --scenario publish-filtered --filtered 200 --client http --rounds 3
+//	# HTTP delivery to a loopback sink: raw and signed, the sink failing none or half
+//	go run ./cmd/fanout-bench --scenario http-delivery,http-delivery-signed --sink-fail 0,0.5 --client http
+//	# one client: p99 of fanout minus p99 of null
+//	go run ./cmd/fanout-bench --clients 1 --scenario send --client sdk --target both
+//	# RSS of a fresh fanout holding a million queued 1 KiB messages
+//	go run ./cmd/fanout-bench --memory 1000000
+//
+// publish-filtered runs twice per target: publish-filtered/unfiltered (a
+// topic with 3 plain SQS subscriptions) and publish-filtered/filtered=N (N
+// subscriptions with 5-key filter policies of which 3 match); both publish
+// the same messages with 5 attributes and deliver each to 3 queues, so the
+// difference is the cost of evaluating the policies. The comparison lines
+// give publish calls/s, server CPU per publish and their filtered/unfiltered
+// ratios.
+//
+// http-delivery and http-delivery-signed run on fanout only (the null
+// server delivers nothing). The tool runs an HTTP sink on loopback that
+// confirms the subscription through its SubscribeURL and answers at once;
+// publishers keep at most --window messages undelivered. The delivered row
+// is the sink's receipts (msgs/s) and publish-to-delivery latency; the
+// attempt row counts its requests, with the 500s of --sink-fail as errors,
+// retried at once by the subscription's DeliveryPolicy (4 attempts at
+// most); the notes give attempts per message and fanout's own counts.
+//
+// --memory N does no scenarios: it pre-fills N --size messages into one
+// queue of a fresh fanout and prints VmRSS before and after, VmHWM, and the
+// live heap after a GC, each per message.
 //
 // Each run prints one row per operation: calls/s and messages/s over the
 // timed phase, p50 and p99 latency of successful calls, and errors. On the
@@ -100,7 +133,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		queued  = fs.Int("queued", 100000, "messages pre-filled for drain (also the most it drains)")
 		groups  = fs.String("groups", "1000", "comma list of FIFO message-group counts for fifo-send-receive (e.g. 1,1000)")
 		subs    = fs.String("subs", "3", "comma list of SQS subscription counts for publish (e.g. 1,3,10)")
-		filt    = fs.String("filtered", "200", "comma list of filtered-subscription counts for publish-filtered; each runs next to the unfiltered baseline")
+		filt    = fs.String("filtered", "200", "comma list of filtered-subscription counts for publish-filtered (at most 200, the per-topic limit of AWS and fanout); each runs next to the unfiltered baseline")
 		fail    = fs.String("sink-fail", "0", "comma list of shares of notification requests the http-delivery sink fails with 500 (e.g. 0,0.5)")
 		window  = fs.Int("window", 256, "http-delivery: most messages published and not yet delivered (or given up)")
 		memory  = fs.Int("memory", 0, "instead of scenarios: pre-fill this many --size messages into one queue of a fresh fanout and print its RSS (e.g. 1000000)")
@@ -213,7 +246,7 @@ func usage(fs *flag.FlagSet) {
 	})
 	fmt.Fprintln(w, "\nscenarios:")
 	for _, s := range scenarios {
-		fmt.Fprintf(w, "  %-18s %s\n", s.name, s.doc)
+		fmt.Fprintf(w, "  %-21s %s\n", s.name, s.doc)
 	}
 }
 

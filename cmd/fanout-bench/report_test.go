@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeResult is a run whose primary op had calls calls over 1 s, with all
+// latencies lat and the given server CPU.
+func fakeResult(scenario, target, client string, calls int, lat, cpu time.Duration) *result {
+	st := &opStats{calls: uint64(calls), messages: uint64(calls)}
+	for range calls {
+		st.lat.record(lat)
+	}
+	return &result{Scenario: scenario, Target: target, Client: client, Primary: "publish",
+		Elapsed: time.Second, ServerCPU: cpu, Ops: statSet{"publish": st}}
+}
+
+func TestFanoutMinusNullRows(t *testing.T) {
+	results := []*result{
+		fakeResult("send", "fanout", "sdk", 100, 300*time.Microsecond, time.Second),
+		fakeResult("send", "null", "sdk", 100, 200*time.Microsecond, time.Second),
+	}
+	results[0].Primary, results[1].Primary = "publish", "publish"
+	rows := summarize(results, []string{"fanout", "null"})
+	var diff *summaryRow
+	for i := range rows {
+		if rows[i].Target == "fanout-null" {
+			diff = &rows[i]
+		}
+	}
+	if diff == nil || diff.P99us < 95 || diff.P99us > 105 || diff.P50us < 95 || diff.P50us > 105 {
+		t.Fatalf("fanout-null row %+v in %+v", diff, rows)
+	}
+	var out bytes.Buffer
+	printLatencyDiffs(&out, rows, results, 1)
+	if !strings.Contains(out.String(), "send sdk publish: p99 +") || !strings.Contains(out.String(), "within 200µs: met") {
+		t.Errorf("latency diffs:\n%s", out.String())
+	}
+	out.Reset()
+	printSummary(&out, rows, 1)
+	if !strings.Contains(out.String(), "fanout-null") {
+		t.Errorf("summary without the difference row:\n%s", out.String())
+	}
+}
+
+func TestFilterCosts(t *testing.T) {
+	results := []*result{
+		fakeResult("publish-filtered/unfiltered", "fanout", "http", 1000, time.Millisecond, 100*time.Millisecond),
+		fakeResult("publish-filtered/filtered=200", "fanout", "http", 800, time.Millisecond, 120*time.Millisecond),
+		fakeResult("publish/subs=3", "fanout", "http", 900, time.Millisecond, 100*time.Millisecond),
+	}
+	costs := filterCosts(summarize(results, []string{"fanout"}))
+	if len(costs) != 1 {
+		t.Fatalf("costs %+v", costs)
+	}
+	c := costs[0]
+	// 100 µs per publish unfiltered, 150 µs filtered.
+	if c.Filtered != "publish-filtered/filtered=200" || c.CallsRatio != 0.8 || c.SrvRatio < 1.49 || c.SrvRatio > 1.51 {
+		t.Errorf("cost %+v", c)
+	}
+	var out bytes.Buffer
+	printFilterCosts(&out, costs)
+	if !strings.Contains(out.String(), "= 1.50x filtered/unfiltered (target < 2x)") {
+		t.Errorf("printed:\n%s", out.String())
+	}
+}
+
+func TestNewFlags(t *testing.T) {
+	var serve string
+	cfg, err := parseFlags([]string{"--scenario", "publish-filtered,http-delivery-signed", "--filtered", "50,200",
+		"--sink-fail", "0,0.5", "--window", "64"}, &serve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, v := range cfg.variants() {
+		names = append(names, v.name)
+	}
+	want := "publish-filtered/unfiltered publish-filtered/filtered=50 publish-filtered/filtered=200 http-delivery-signed http-delivery-signed/fail=0.5"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("variants\n got %s\nwant %s", got, want)
+	}
+	if cfg.window != 64 {
+		t.Errorf("window %d", cfg.window)
+	}
+	for _, bad := range [][]string{
+		{"--sink-fail", "1"}, {"--sink-fail", "-0.1"}, {"--sink-fail", "x"}, {"--filtered", "2"},
+		{"--window", "0"}, {"--memory", "-1"}, {"--memory", "10", "--target", "null"},
+	} {
+		if _, err := parseFlags(bad, &serve); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if cfg, err := parseFlags([]string{"--memory", "1000000"}, &serve); err != nil || cfg.memory != 1000000 {
+		t.Errorf("--memory: %v", err)
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	const status = "Name:\tfanout\nVmPeak:\t 2000 kB\nVmHWM:\t    1500 kB\nVmRSS:\t    1234 kB\nThreads:\t9\n"
+	m, err := parseStatus(status, "VmRSS", "VmHWM")
+	if err != nil || m["VmRSS"] != 1234 || m["VmHWM"] != 1500 {
+		t.Fatalf("%v %v", m, err)
+	}
+	if _, err := parseStatus(status, "VmSwap"); err == nil {
+		t.Error("missing field accepted")
+	}
+}
+
+func TestHeapAllocOf(t *testing.T) {
+	prof := "heap profile: 1: 2 [3: 4] @ heap/1048576\n1: 2 [3: 4] @ 0x1 0x2\n\n# runtime.MemStats\n# Alloc = 111\n# TotalAlloc = 222\n# HeapAlloc = 12345\n# HeapSys = 999\n"
+	if n, err := heapAllocOf(strings.NewReader(prof)); err != nil || n != 12345 {
+		t.Fatalf("%d %v", n, err)
+	}
+	if _, err := heapAllocOf(strings.NewReader("nothing")); err == nil {
+		t.Error("no HeapAlloc accepted")
+	}
+}
