@@ -222,9 +222,10 @@ func (e *Engine) Subscribe(in SubscribeInput) (string, error) {
 	t.subs = append(t.subs, s)
 	e.subs[s.arn] = s
 	replay := s.cfg.replay != nil
+	pending := s.pending // read under the lock: a fast endpoint may confirm at once
 	var confirm *delivery.Control
 	var to delivery.Subscriber
-	if s.pending {
+	if pending {
 		confirm, to = s.confirmation(delivery.TypeSubscriptionConfirmation, now), s.subscriber()
 	}
 	t.mu.Unlock()
@@ -236,7 +237,7 @@ func (e *Engine) Subscribe(in SubscribeInput) (string, error) {
 	if replay {
 		t.replay(s)
 	}
-	if s.pending && !in.ReturnSubscriptionArn {
+	if pending && !in.ReturnSubscriptionArn {
 		return PendingArn, nil
 	}
 	return s.arn, nil
