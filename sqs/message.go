@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"sort"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/fanout/fanout/internal/awserr"
@@ -26,24 +25,45 @@ type MessageAttribute struct {
 // a million queued messages should cost little beyond their bodies.
 type message struct {
 	seq      uint64 // identity within its queue, in receipt handles
-	id       string
+	idMD5    string // the MessageId (36 bytes) then the body's MD5 (32): one allocation
 	body     string
-	md5Body  string
-	attrs    []MessageAttribute // sorted by name
-	md5Attrs string
+	attrs    *attrSet // nil when the message has no attributes
 	senderID string
-	sentAt   time.Time   // original enqueue time; retention counts from it
+	sentAt   int64       // original enqueue time, Unix nanoseconds; retention counts from it
 	ext      *messageExt // what few messages carry
 	// ----
-	firstReceiveAt int64     // Unix milliseconds
-	receivedAt     int64     // Unix nanoseconds of the latest receive, for the 12-hour cap
-	visibleAt      time.Time // when it becomes (or became) visible
-	order          uint64    // delivery order; a standard queue may send a message to the back
-	group          *group    // FIFO queues: the message group it belongs to
+	firstReceiveAt int64  // Unix milliseconds
+	receivedAt     int64  // Unix nanoseconds of the latest receive, for the 12-hour cap
+	visibleAt      int64  // Unix nanoseconds when it becomes (or became) visible
+	order          uint64 // delivery order; a standard queue may send a message to the back
+	group          *group // FIFO queues: the message group it belongs to
 	receiveCount   int32
 	handleGen      uint32 // which receive the current receipt handle belongs to
 	index          int    // position in the heap that holds it
 	state          msgState
+}
+
+// attrSet is a message's user attributes, sorted by name, and their MD5.
+type attrSet struct {
+	list []MessageAttribute
+	md5  string
+}
+
+func (m *message) id() string      { return m.idMD5[:36] }
+func (m *message) md5Body() string { return m.idMD5[36:] }
+
+func (m *message) attrList() []MessageAttribute {
+	if m.attrs == nil {
+		return nil
+	}
+	return m.attrs.list
+}
+
+func (m *message) md5Attrs() string {
+	if m.attrs == nil {
+		return ""
+	}
+	return m.attrs.md5
 }
 
 // messageExt holds the system attributes most messages lack.

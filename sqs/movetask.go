@@ -202,7 +202,7 @@ func (q *Queue) takeForMove(n int) []*message {
 // the same body and attributes.
 func (q *Queue) redriven(m *message) {
 	c := &message{
-		id: id.UUID(), body: m.body, md5Body: m.md5Body, attrs: m.attrs, md5Attrs: m.md5Attrs,
+		idMD5: id.UUID() + m.md5Body(), body: m.body, attrs: m.attrs,
 		senderID: m.senderID, index: -1,
 	}
 	c.setExt(messageExt{traceHeader: m.x().traceHeader, groupID: m.x().groupID, dedupID: m.x().dedupID})

@@ -96,7 +96,7 @@ func (q *Queue) wake() {
 
 // retentionExpired reports whether m has outlived the retention period.
 func (q *Queue) retentionExpired(m *message, now time.Time) bool {
-	return !now.Before(m.sentAt.Add(time.Duration(q.config.retentionPeriod) * time.Second))
+	return now.UnixNano() >= m.sentAt+int64(q.config.retentionPeriod)*int64(time.Second)
 }
 
 // drop forgets m for good. Callers have already taken it out of its container.
@@ -159,7 +159,8 @@ func (q *Queue) makeVisible(m *message) {
 // anything became visible. Callers hold mu.
 func (q *Queue) promote(now time.Time) bool {
 	moved := false
-	for m := q.delayed.peek(); m != nil && !m.visibleAt.After(now); m = q.delayed.peek() {
+	n := now.UnixNano()
+	for m := q.delayed.peek(); m != nil && m.visibleAt <= n; m = q.delayed.peek() {
 		q.delayed.pop()
 		if q.retentionExpired(m, now) {
 			q.drop(m)
@@ -168,7 +169,7 @@ func (q *Queue) promote(now time.Time) bool {
 		q.makeVisible(m)
 		moved = true
 	}
-	for m := q.inflight.peek(); m != nil && !m.visibleAt.After(now); m = q.inflight.peek() {
+	for m := q.inflight.peek(); m != nil && m.visibleAt <= n; m = q.inflight.peek() {
 		q.inflight.pop()
 		q.leaveInflight(m)
 		if q.retentionExpired(m, now) {
@@ -193,17 +194,18 @@ func (q *Queue) promote(now time.Time) bool {
 // nextDue returns how long until something hidden becomes visible, or
 // false when nothing is hidden. Callers hold mu.
 func (q *Queue) nextDue(now time.Time) (time.Duration, bool) {
-	var at time.Time
+	var at int64
+	found := false
 	if m := q.delayed.peek(); m != nil {
-		at = m.visibleAt
+		at, found = m.visibleAt, true
 	}
-	if m := q.inflight.peek(); m != nil && (at.IsZero() || m.visibleAt.Before(at)) {
-		at = m.visibleAt
+	if m := q.inflight.peek(); m != nil && (!found || m.visibleAt < at) {
+		at, found = m.visibleAt, true
 	}
-	if at.IsZero() {
+	if !found {
 		return 0, false
 	}
-	return at.Sub(now), true
+	return time.Duration(at - now.UnixNano()), true
 }
 
 // popVisible takes the oldest visible message. Callers hold mu.
@@ -298,7 +300,7 @@ func (q *Queue) SetAttributes(attrs map[string]string) error {
 		items := q.delayed.items
 		q.delayed.items = nil
 		for _, m := range items {
-			m.visibleAt = m.sentAt.Add(d)
+			m.visibleAt = m.sentAt + int64(d)
 			q.delayed.push(m)
 		}
 		q.wake()

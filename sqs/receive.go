@@ -284,7 +284,7 @@ func (q *Queue) deliver(m *message, req receiveReq, now time.Time) Received {
 	}
 	m.handleGen++
 	m.receivedAt = now.UnixNano()
-	m.visibleAt = now.Add(time.Duration(req.visibility) * time.Second)
+	m.visibleAt = now.Add(time.Duration(req.visibility) * time.Second).UnixNano()
 	q.enterInflight(m)
 	return q.render(m, req)
 }
@@ -292,15 +292,15 @@ func (q *Queue) deliver(m *message, req receiveReq, now time.Time) Received {
 // render builds the reply for one received message. Callers hold mu.
 func (q *Queue) render(m *message, req receiveReq) Received {
 	r := Received{
-		MessageID:     m.id,
+		MessageID:     m.id(),
 		ReceiptHandle: encodeHandle(q.uid, m.seq, m.handleGen),
-		MD5OfBody:     m.md5Body,
+		MD5OfBody:     m.md5Body(),
 		Body:          m.body,
 	}
-	if sel := selectAttributes(m.attrs, req.attrNames); len(sel) > 0 {
+	if sel := selectAttributes(m.attrList(), req.attrNames); len(sel) > 0 {
 		r.MessageAttributes = sel
-		if len(sel) == len(m.attrs) {
-			r.MD5OfAttrs = m.md5Attrs
+		if len(sel) == len(m.attrList()) {
+			r.MD5OfAttrs = m.md5Attrs()
 		} else {
 			r.MD5OfAttrs = MD5OfAttributes(sel)
 		}
@@ -317,7 +317,7 @@ func (q *Queue) render(m *message, req receiveReq) Received {
 		case SysSenderID:
 			v = m.senderID
 		case SysSentTimestamp:
-			v = strconv.FormatInt(m.sentAt.UnixMilli(), 10)
+			v = strconv.FormatInt(m.sentAt/int64(time.Millisecond), 10)
 		case SysApproximateReceiveCount:
 			v = strconv.Itoa(int(m.receiveCount))
 		case SysApproximateFirstReceiveTimestamp:
@@ -363,7 +363,7 @@ func (e *Engine) deadLetter(src *Queue, moves []*message) {
 	}
 	for _, m := range moves {
 		c := &message{
-			id: m.id, body: m.body, md5Body: m.md5Body, attrs: m.attrs, md5Attrs: m.md5Attrs,
+			idMD5: m.idMD5, body: m.body, attrs: m.attrs,
 			senderID: m.senderID, sentAt: m.sentAt,
 			receiveCount: m.receiveCount, firstReceiveAt: m.firstReceiveAt, index: -1,
 		}
@@ -373,7 +373,7 @@ func (e *Engine) deadLetter(src *Queue, moves []*message) {
 		}
 		c.setExt(e)
 		if target.config.fifo {
-			c.sentAt = now // FIFO DLQs restart retention; standard ones keep it
+			c.sentAt = now.UnixNano() // FIFO DLQs restart retention; standard ones keep it
 		}
 		zero := 0
 		target.enqueue(c, &zero, now)
@@ -460,7 +460,7 @@ func (q *Queue) ChangeVisibility(handle string, timeout int) error {
 		return invalidValue(strconv.Itoa(timeout), "VisibilityTimeout", "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
 	}
 	q.unlink(m)
-	m.visibleAt = now.Add(time.Duration(timeout) * time.Second)
+	m.visibleAt = now.Add(time.Duration(timeout) * time.Second).UnixNano()
 	if timeout == 0 {
 		q.makeVisible(m)
 		q.wake()

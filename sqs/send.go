@@ -62,7 +62,7 @@ func (q *Queue) admit(m *message, delay *int, now time.Time, res *SendResult) {
 			return
 		}
 		m.ext.sequenceNum = q.fifo.nextSequence() // FIFO messages always have an ext
-		q.fifo.remember(key, dedupEntry{m.id, m.ext.sequenceNum, now})
+		q.fifo.remember(key, dedupEntry{m.id(), m.ext.sequenceNum, now})
 		res.SequenceNumber = m.ext.sequenceNum
 	}
 	q.enqueue(m, delay, now)
@@ -122,21 +122,20 @@ func (q *Queue) prepare(in SendInput) (*message, SendResult, error) {
 		sum := md5.Sum(unsafe.Slice(unsafe.StringData(in.Body), len(in.Body))) // read-only view, no copy
 		hex.Encode(buf[36:], sum[:])
 	}
-	idAndMD5 := string(buf[:])
 	m := &message{
-		id:       idAndMD5[:36],
+		idMD5:    string(buf[:]),
 		body:     in.Body,
-		md5Body:  idAndMD5[36:],
-		attrs:    attrs,
-		md5Attrs: MD5OfAttributes(attrs),
 		senderID: q.engine.intern(in.SenderID),
 		index:    -1,
+	}
+	if len(attrs) > 0 {
+		m.attrs = &attrSet{list: attrs, md5: MD5OfAttributes(attrs)}
 	}
 	m.setExt(messageExt{traceHeader: trace, groupID: in.GroupID, dedupID: dedupID})
 	if cfg.fifo && m.ext == nil {
 		m.ext = &messageExt{} // admit writes its sequence number
 	}
-	return m, SendResult{MessageID: m.id, MD5OfBody: m.md5Body, MD5OfAttrs: m.md5Attrs, MD5OfSysAttrs: md5Sys}, nil
+	return m, SendResult{MessageID: m.id(), MD5OfBody: m.md5Body(), MD5OfAttrs: m.md5Attrs(), MD5OfSysAttrs: md5Sys}, nil
 }
 
 // checkIDs validates MessageGroupId and MessageDeduplicationId for the queue type.
@@ -184,8 +183,8 @@ func validMessageID(s string) bool {
 func (q *Queue) enqueue(m *message, delay *int, now time.Time) {
 	q.seq++
 	m.seq, m.order = q.seq, q.seq
-	if m.sentAt.IsZero() {
-		m.sentAt = now
+	if m.sentAt == 0 {
+		m.sentAt = now.UnixNano()
 	}
 	if q.fifo != nil {
 		m.group = q.fifo.group(m.groupID())
@@ -198,16 +197,16 @@ func (q *Queue) enqueue(m *message, delay *int, now time.Time) {
 		d = *delay
 	}
 	if d > 0 {
-		m.visibleAt = now.Add(time.Duration(d) * time.Second)
+		m.visibleAt = now.Add(time.Duration(d) * time.Second).UnixNano()
 		m.state = stateDelayed
 		q.delayed.push(m)
 		return
 	}
-	m.visibleAt = now
+	m.visibleAt = now.UnixNano()
 	switch {
 	case q.fifo != nil:
 		q.fifo.push(m)
-	case m.receiveCount > 0 || !m.sentAt.Equal(now):
+	case m.receiveCount > 0 || m.sentAt != now.UnixNano():
 		// Moved messages keep their age: order them by it among the returned.
 		m.state = stateReturned
 		q.returned.push(m)

@@ -64,8 +64,8 @@ type msgHeap struct {
 }
 
 func (h *msgHeap) less(a, b *message) bool {
-	if h.byTime && !a.visibleAt.Equal(b.visibleAt) {
-		return a.visibleAt.Before(b.visibleAt)
+	if h.byTime && a.visibleAt != b.visibleAt {
+		return a.visibleAt < b.visibleAt
 	}
 	return a.order < b.order
 }
