@@ -28,28 +28,22 @@ type OutboxQuery struct {
 	Limit    int
 }
 
-// outbox keeps the last n entries in a ring.
+// outbox keeps the last n entries.
 type outbox struct {
-	mu   sync.Mutex
-	ring []OutboxEntry
-	next int
-	full bool
+	mu      sync.Mutex
+	entries ring[OutboxEntry]
 }
 
 func newOutbox(n int) *outbox {
 	if n <= 0 {
 		n = DefaultKeepRecords
 	}
-	return &outbox{ring: make([]OutboxEntry, n)}
+	return &outbox{entries: newRing[OutboxEntry](n)}
 }
 
 func (o *outbox) add(e OutboxEntry) {
 	o.mu.Lock()
-	o.ring[o.next] = e
-	o.next++
-	if o.next == len(o.ring) {
-		o.next, o.full = 0, true
-	}
+	o.entries.push(e)
 	o.mu.Unlock()
 }
 
@@ -57,24 +51,12 @@ func (o *outbox) list(q OutboxQuery) []OutboxEntry {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := []OutboxEntry{}
-	n := o.next
-	if o.full {
-		n = len(o.ring)
-	}
-	for i := 0; i < n; i++ {
-		idx := o.next - 1 - i
-		if idx < 0 {
-			idx += len(o.ring)
+	o.entries.newest(func(e OutboxEntry) bool {
+		if (q.Protocol == "" || q.Protocol == e.Protocol) && (q.Endpoint == "" || q.Endpoint == e.Endpoint) {
+			out = append(out, e)
 		}
-		e := o.ring[idx]
-		if (q.Protocol != "" && q.Protocol != e.Protocol) || (q.Endpoint != "" && q.Endpoint != e.Endpoint) {
-			continue
-		}
-		out = append(out, e)
-		if q.Limit > 0 && len(out) == q.Limit {
-			break
-		}
-	}
+		return q.Limit <= 0 || len(out) < q.Limit
+	})
 	return out
 }
 

@@ -83,27 +83,21 @@ func (q Query) match(r *Record) bool {
 // and every record in it: attempts are rare next to the work they record.
 type records struct {
 	mu   sync.Mutex
-	ring []*Record
-	next int
-	full bool
+	kept ring[*Record]
 }
 
 func newRecords(n int) *records {
 	if n <= 0 {
 		n = DefaultKeepRecords
 	}
-	return &records{ring: make([]*Record, n)}
+	return &records{kept: newRing[*Record](n)}
 }
 
 // add starts a record. A record that falls out of the ring stays with its
 // job until the job ends; it is just no longer listed.
 func (rs *records) add(r *Record) {
 	rs.mu.Lock()
-	rs.ring[rs.next] = r
-	rs.next++
-	if rs.next == len(rs.ring) {
-		rs.next, rs.full = 0, true
-	}
+	rs.kept.push(r)
 	rs.mu.Unlock()
 }
 
@@ -140,30 +134,18 @@ func (rs *records) list(q Query) []Record {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	out := []Record{}
-	n := rs.next
-	if rs.full {
-		n = len(rs.ring)
-	}
-	for i := 0; i < n; i++ {
-		idx := rs.next - 1 - i
-		if idx < 0 {
-			idx += len(rs.ring)
+	rs.kept.newest(func(r *Record) bool {
+		if q.match(r) {
+			c := *r
+			c.Attempts = append([]Attempt(nil), r.Attempts...)
+			if r.NextAttempt != nil {
+				t := *r.NextAttempt
+				c.NextAttempt = &t
+			}
+			out = append(out, c)
 		}
-		r := rs.ring[idx]
-		if !q.match(r) {
-			continue
-		}
-		c := *r
-		c.Attempts = append([]Attempt(nil), r.Attempts...)
-		if r.NextAttempt != nil {
-			t := *r.NextAttempt
-			c.NextAttempt = &t
-		}
-		out = append(out, c)
-		if q.Limit > 0 && len(out) == q.Limit {
-			break
-		}
-	}
+		return q.Limit <= 0 || len(out) < q.Limit
+	})
 	return out
 }
 
