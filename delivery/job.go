@@ -67,6 +67,13 @@ func (d *Dispatcher) fire(j *job) {
 	if d.closed.Load() {
 		return
 	}
+	if j.msg != nil && j.sub.Gone != nil && j.sub.Gone() {
+		// Retries stop with the subscription (an UnsubscribeConfirmation,
+		// which has no msg, still goes out).
+		d.records.end(j.rec, StatusDropped, "", "subscription deleted")
+		d.stats.drop(j.sub)
+		return
+	}
 	d.tracker.begin(j)
 	if j.ep.remote(d) && !d.inlineTimers {
 		d.pool.submit(j)

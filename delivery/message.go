@@ -116,6 +116,9 @@ type Subscriber struct {
 	// DeadLetterArn is the SQS queue of the subscription's RedrivePolicy,
 	// "" when it has none.
 	DeadLetterArn string
+	// Gone, when set, reports whether the subscription has been deleted
+	// since: a notification still waiting for a retry is then dropped.
+	Gone func() bool
 }
 
 // policy returns the delivery policy in force for the subscriber.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/fanout/fanout/delivery"
@@ -29,6 +30,15 @@ type Subscription struct {
 	authUnsub     bool // AuthenticateOnUnsubscribe
 	removed       bool // unsubscribed, or its topic deleted
 	cfg           subConfig
+	// gone mirrors removed for deliveries in flight, which read it without
+	// the topic's lock: their pending retries stop once it is set.
+	gone atomic.Bool
+}
+
+// remove marks the subscription removed. Callers hold the topic's mu.
+func (s *Subscription) remove() {
+	s.removed = true
+	s.gone.Store(true)
 }
 
 // Arn returns the subscription's ARN.
@@ -37,7 +47,7 @@ func (s *Subscription) Arn() string { return s.arn }
 // subscriber is the subscription as delivery needs it: the delivery policy
 // in force now, from the topic's and its own. Callers hold the topic's mu.
 func (s *Subscription) subscriber() delivery.Subscriber {
-	sub := delivery.Subscriber{Arn: s.arn, Protocol: s.protocol, Endpoint: s.endpoint, Raw: s.cfg.raw, DeadLetterArn: s.cfg.dlq}
+	sub := delivery.Subscriber{Arn: s.arn, Protocol: s.protocol, Endpoint: s.endpoint, Raw: s.cfg.raw, DeadLetterArn: s.cfg.dlq, Gone: s.gone.Load}
 	if retrypolicy.IsHTTP(s.protocol) {
 		p := retrypolicy.Resolve(s.protocol, s.topic.cfg.deliveryPolicy, s.cfg.deliveryPolicy)
 		sub.Policy = &p
@@ -351,7 +361,7 @@ func (e *Engine) Unsubscribe(subscriptionArn string) error {
 	if s.token != "" {
 		delete(e.tokens, s.token)
 	}
-	s.removed = true
+	s.remove()
 	for i, x := range t.subs {
 		if x == s {
 			t.subs = append(t.subs[:i:i], t.subs[i+1:]...)

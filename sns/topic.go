@@ -153,7 +153,7 @@ func (e *Engine) DeleteTopic(topicArn string) error {
 	t.mu.Lock()
 	t.gone = true
 	for _, s := range t.subs {
-		s.removed = true
+		s.remove()
 		delete(e.subs, s.arn)
 		if s.token != "" {
 			delete(e.tokens, s.token)

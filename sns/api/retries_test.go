@@ -251,3 +251,31 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 		t.Fatalf("record %+v", r)
 	}
 }
+
+func TestRetriesStopWhenTheSubscriptionIsDeleted(t *testing.T) {
+	t.Parallel()
+	e := start(t, fanout.Options{})
+	h := newHook(t, false, always(http.StatusServiceUnavailable))
+	topic := e.topic(t, "t", nil)
+	sub := e.subscribeHook(t, topic, h, nil)
+	e.publish(t, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("m")})
+	e.settle(t)
+	if n := len(h.requests(delivery.TypeNotification)); n != 1 {
+		t.Fatalf("%d attempts before the unsubscribe", n)
+	}
+	if _, err := e.sns.Unsubscribe(ctx(t), &sns.UnsubscribeInput{SubscriptionArn: aws.String(sub)}); err != nil {
+		t.Fatal(err)
+	}
+	e.settle(t)
+	e.advance(t, time.Hour) // past every retry of AWS's default HTTP policy
+	if n := len(h.requests(delivery.TypeNotification)); n != 1 {
+		t.Fatalf("a deleted subscription got %d attempts", n)
+	}
+	recs := e.records(t, "type=Notification&subscription="+sub)
+	if len(recs) != 1 || recs[0].Status != delivery.StatusDropped || recs[0].Reason != "subscription deleted" {
+		t.Fatalf("records %+v", recs)
+	}
+	if len(h.requests(delivery.TypeUnsubscribeConfirmation)) != 1 {
+		t.Fatal("the endpoint was not told it was unsubscribed")
+	}
+}
