@@ -155,3 +155,26 @@ func TestAWSCLISmoke(t *testing.T) {
 	}
 	t.Logf("%s", out)
 }
+
+// TestBoto3Smoke drives the built binary with boto3, a second real client:
+// SQS over AWS JSON 1.0 through botocore's serializers and MD5 checks, and
+// SNS over the Query protocol. It skips where no python3 with boto3 is
+// found (the machine image ships one), unless FANOUT_REQUIRE_BOTO3 is set.
+func TestBoto3Smoke(t *testing.T) {
+	if err := exec.Command("python3", "-c", "import boto3").Run(); err != nil {
+		if os.Getenv("FANOUT_REQUIRE_BOTO3") != "" {
+			t.Fatalf("python3 with boto3 is required: %v", err)
+		}
+		t.Skip("no python3 with boto3 on PATH")
+	}
+	bin := buildBinary(t)
+	_, ep := startBinary(t, bin, nil, "--addr", "127.0.0.1:0")
+	out, err := exec.Command("python3", filepath.Join("..", "..", ".ci", "boto3-smoke.py"), ep).CombinedOutput()
+	if err != nil {
+		t.Fatalf("boto3 smoke: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "0 failed") {
+		t.Fatalf("boto3 smoke: %s", out)
+	}
+	t.Logf("%s", out)
+}
