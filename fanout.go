@@ -14,9 +14,9 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/admin"
-	"github.com/fanout/fanout/internal/clock"
 	"github.com/fanout/fanout/internal/playground"
 	"github.com/fanout/fanout/internal/signing"
 	"github.com/fanout/fanout/sns"

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/clock"
 )
 
 type fakeSigner struct{ calls int }

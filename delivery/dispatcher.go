@@ -27,7 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/clock"
 )
 
 // Signer signs a string to sign for a SignatureVersion ("1" or "2").

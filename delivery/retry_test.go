@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/retrypolicy"
 )
 

@@ -29,7 +29,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns/types"
 
 	"github.com/fanout/fanout"
-	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/clock"
 )
 
 // catcher is an HTTP endpoint that keeps every body it is sent.

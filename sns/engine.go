@@ -13,8 +13,8 @@ package sns
 import (
 	"sync"
 
+	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/delivery"
-	"github.com/fanout/fanout/internal/clock"
 )
 
 // Deliverer takes a message to one subscription. Deliveries to SQS complete

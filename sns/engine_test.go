@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/delivery"
-	"github.com/fanout/fanout/internal/clock"
 )
 
 // recorder is a Deliverer that remembers what it was given.

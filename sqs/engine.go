@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/internal/awserr"
-	"github.com/fanout/fanout/internal/clock"
 )
 
 // Options configure an Engine.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/internal/id"
 )
 

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/fanout/fanout"
-	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/clock"
 )
 
 func main() {

@@ -36,7 +36,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fanout/fanout"
-	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/clock"
 )
 
 func main() {

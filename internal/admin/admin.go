@@ -14,7 +14,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/sqs"
 )
 

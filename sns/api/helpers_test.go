@@ -24,8 +24,8 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/fanout/fanout"
+	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/delivery"
-	"github.com/fanout/fanout/internal/clock"
 )
 
 // env is a fanout server and SDK clients for it.

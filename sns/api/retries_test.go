@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/fanout/fanout"
+	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/delivery"
-	"github.com/fanout/fanout/internal/clock"
 )
 
 // down answers 500 to the first n notifications, then 200.

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/fanout/fanout"
-	"github.com/fanout/fanout/internal/clock"
+	"github.com/fanout/fanout/clock"
 )
 
 // start runs fanout in-process and returns an aws-sdk-go-v2 client for it.

@@ -1,4 +1,5 @@
-// Package clock is the one source of time for fanout. Every timed behaviour
+// Package clock is the one source of time for fanout, public so that code
+// outside this module can pass its own clock to fanout.Options. Every timed behaviour
 // (visibility timeouts, delays, retention, deduplication windows, retries)
 // reads a Clock, so tests can use a Manual clock and move it forward instead
 // of sleeping.
