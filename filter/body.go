@@ -246,7 +246,7 @@ func (bm *bodyMatcher) object(obj gjson.Result, items []item) bool {
 		return false
 	}
 	var countBuf [MaxKeys]int
-	counts := countBuf[:0]
+	var counts []int
 	if len(items) <= MaxKeys {
 		counts = countBuf[:len(items)]
 	} else {
@@ -271,7 +271,7 @@ func (bm *bodyMatcher) object(obj gjson.Result, items []item) bool {
 // array elements; items without a route are absent.
 func (bm *bodyMatcher) routed(routes []route, items []item) bool {
 	var seenBuf [MaxKeys]bool
-	seen := seenBuf[:0]
+	var seen []bool
 	if len(items) <= MaxKeys {
 		seen = seenBuf[:len(items)]
 	} else {

@@ -109,13 +109,6 @@ func (h *msgHeap) remove(m *message) *message {
 	return m
 }
 
-// fix restores order after m's key changed.
-func (h *msgHeap) fix(m *message) {
-	if !h.down(m.index) {
-		h.up(m.index)
-	}
-}
-
 func (h *msgHeap) clear() { h.items = nil }
 
 func (h *msgHeap) swap(i, j int) {

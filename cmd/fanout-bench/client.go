@@ -261,7 +261,7 @@ func (c *sdkClient) subscribe(ctx context.Context, topicARN, protocol, endpoint 
 		Attributes: attrs,
 	})
 	if err != nil {
-		return fmt.Errorf("Subscribe %s: %w", endpoint, err)
+		return fmt.Errorf("sns Subscribe %s: %w", endpoint, err)
 	}
 	return nil
 }
@@ -490,13 +490,13 @@ func (c *rawClient) publish(ctx context.Context, topicARN, msg string, attrs *pu
 	b = append(b, form...)
 	data, err := c.post(ctx, hdrForm, nil, b)
 	if err != nil {
-		return fmt.Errorf("Publish: %w", err)
+		return fmt.Errorf("sns Publish: %w", err)
 	}
 	var r struct {
 		MessageID string `xml:"PublishResult>MessageId"`
 	}
 	if err := xml.Unmarshal(data, &r); err != nil || r.MessageID == "" {
-		return errors.New("Publish: response without MessageId")
+		return errors.New("sns Publish: response without MessageId")
 	}
 	return nil
 }
