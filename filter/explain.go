@@ -82,6 +82,10 @@ func (p *Policy) Explain(m Message) Explanation {
 			ex.Branches = append(ex.Branches, explainBodyBranch(root, m.Body, a, len(p.alts)))
 		}
 	} else {
+		if len(m.Attributes) == 0 {
+			ex.Reason = "the message has no attributes, so no MessageAttributes policy matches it (not even {\"exists\":false})"
+			return ex
+		}
 		for _, a := range p.alts {
 			br := BranchExplanation{Matched: true}
 			for _, k := range a.keys {

@@ -36,6 +36,13 @@ func (p *Policy) Match(m Message) bool {
 	if p.scope == ScopeBody {
 		return p.matchBody(m.Body)
 	}
+	if len(m.Attributes) == 0 {
+		// A message without attributes passes no attribute policy, not
+		// even {"exists":false}: AWS documents that exists:false only
+		// matches when at least one attribute is present.
+		// https://docs.aws.amazon.com/sns/latest/dg/attribute-key-matching.html
+		return false
+	}
 	for _, a := range p.alts {
 		if a.matchAttributes(m.Attributes) {
 			return true

@@ -196,7 +196,13 @@ var matchCases = []matchCase{
 	{"ab-numbers-vs-string-attr", A, `{"a":[{"anything-but":[100,500]}]}`, "", attrs("a", str("100")), true},
 	{"ab-strings-vs-number-attr-text", A, `{"a":[{"anything-but":["100"]}]}`, "", attrs("a", num("100")), false},
 	{"ab-absent", A, `{"a":[{"anything-but":"x"}]}`, "", attrs("b", str("y")), false},
-	{"ab-absent-with-exists-false", A, `{"a":[{"anything-but":"x"},{"exists":false}]}`, "", nil, true},
+	{"ab-absent-with-exists-false", A, `{"a":[{"anything-but":"x"},{"exists":false}]}`, "", attrs("b", str("y")), true},
+	// exists:false needs at least one attribute on the message (AWS key
+	// matching page); with none, no attribute policy matches.
+	{"ab-absent-with-exists-false-no-attributes", A, `{"a":[{"anything-but":"x"},{"exists":false}]}`, "", nil, false},
+	{"exists-false-no-attributes", A, `{"store":[{"exists":false}]}`, "", nil, false},
+	{"exists-false-empty-attribute-map", A, `{"store":[{"exists":false}]}`, "", map[string]Attribute{}, false},
+	{"exists-false-or-branch-no-attributes", A, `{"$or":[{"a":[{"exists":false}]},{"b":["x"]}]}`, "", nil, false},
 	{"ab-binary", A, `{"a":[{"anything-but":"x"}]}`, "", attrs("a", bin([]byte{1})), false},
 	{"ab-prefix-empty-value", A, `{"a":[{"anything-but":{"prefix":"x"}}]}`, "", attrs("a", str("")), true},
 	{"ab-prefix-number-attr", A, `{"a":[{"anything-but":{"prefix":"1"}}]}`, "", attrs("a", num("100")), true},
