@@ -44,3 +44,5 @@ require (
 	golang.org/x/text v0.38.0 // indirect
 	golang.org/x/tools v0.45.0 // indirect
 )
+
+tool github.com/onsi/ginkgo/v2/ginkgo

@@ -13,7 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-var _ = Describe("Batches", func() {
+var _ = Describe("Batches", Label("sqs-standard", "sqs-batch"), func() {
 	It("sends, changes visibility of and deletes messages in batches, reporting each failed entry", func(ctx SpecContext) {
 		q := createQueue(ctx, "batch", nil)
 

@@ -40,7 +40,7 @@ type sqsMessage = types.Message
 
 func redriveTo(q queue) string { return `{"deadLetterTargetArn":"` + q.ARN + `"}` }
 
-var _ = Describe("SNS delivery failures", func() {
+var _ = Describe("SNS delivery failures", Label("sns-core", "sns-dlq"), func() {
 	// Deleting a subscribed queue makes every delivery a client-side error
 	// (NonExistentQueue), which SNS does not retry: the message goes to
 	// the subscription's DLQ at once. On AWS the deletion takes a moment to

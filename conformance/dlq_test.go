@@ -16,7 +16,7 @@ func redrivePolicy(dlqArn string, maxReceiveCount int) string {
 	return fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, dlqArn, maxReceiveCount)
 }
 
-var _ = Describe("Dead-letter queue configuration", func() {
+var _ = Describe("Dead-letter queue configuration", Label("sqs-dlq"), func() {
 	setRedrive := func(ctx SpecContext, q queue, policy string) error {
 		_, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
 			QueueUrl: aws.String(q.URL), Attributes: map[string]string{"RedrivePolicy": policy},
@@ -164,7 +164,7 @@ var _ = Describe("Dead-letter queue configuration", func() {
 	})
 })
 
-var _ = Describe("Dead-lettering FIFO messages", func() {
+var _ = Describe("Dead-lettering FIFO messages", Label("sqs-dlq", "sqs-fifo"), func() {
 	It("moves a FIFO message past maxReceiveCount to a FIFO dead-letter queue and keeps the order of the rest of its group", func(ctx SpecContext) {
 		dlq := createFIFO(ctx, "dlq-fifo", nil)
 		// VisibilityTimeout 0: a received message is visible again at once.

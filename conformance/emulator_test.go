@@ -19,7 +19,7 @@ import (
 // These specs check AWS behaviour over windows of time too long to wait for
 // in real time, on a second fanout whose clock only moves when told. They
 // describe AWS's behaviour but can only run on the emulator.
-var _ = Describe("Time windows on a manual clock", Label(emulatorOnly), func() {
+var _ = Describe("Time windows on a manual clock", Label(emulatorOnly, "sqs-standard"), func() {
 	var (
 		mc  *sqs.Client
 		clk *clock.Manual
@@ -244,7 +244,7 @@ var _ = Describe("Time windows on a manual clock", Label(emulatorOnly), func() {
 	})
 })
 
-var _ = Describe("fanout's own endpoints", Label(emulatorOnly), func() {
+var _ = Describe("fanout's own endpoints", Label(emulatorOnly, "admin"), func() {
 	It("reports health at GET /_fanout/health", func(ctx SpecContext) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, server.URL()+"/_fanout/health", nil)
 		Expect(err).NotTo(HaveOccurred())

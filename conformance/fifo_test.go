@@ -137,7 +137,7 @@ func sequence(s string) *big.Int {
 	return n
 }
 
-var _ = Describe("FIFO queues", func() {
+var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 	Describe("creating and configuring", func() {
 		It("creates a FIFO queue from a .fifo name with FifoQueue true and reports the FIFO defaults with All", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-defaults", nil)

@@ -533,7 +533,7 @@ func fpErrorProblem(err error, want string) string {
 	return ""
 }
 
-var _ = Describe("SNS subscription filter policies", func() {
+var _ = Describe("SNS subscription filter policies", Label("sns-filter"), func() {
 	It("delivers to each subscription exactly the messages its policy matches, by attributes or by body", func(ctx SpecContext) {
 		topic := createTopic(ctx, "filter", nil)
 		msgs := fpMessages()

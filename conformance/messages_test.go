@@ -12,7 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-var _ = Describe("Messages", func() {
+var _ = Describe("Messages", Label("sqs-standard"), func() {
 	It("sends, receives and deletes a message with matching MD5s", func(ctx SpecContext) {
 		q := createQueue(ctx, "roundtrip", nil)
 		body := "héllo, wörld \r\n\t{\"k\":\"v\"} 𝄞"
@@ -277,7 +277,7 @@ var _ = Describe("Messages", func() {
 	})
 })
 
-var _ = Describe("Visibility", func() {
+var _ = Describe("Visibility", Label("sqs-standard"), func() {
 	It("makes a message receivable again at once with ChangeMessageVisibility 0, with a new receipt handle", func(ctx SpecContext) {
 		q := createQueue(ctx, "vis0", nil)
 		id := send(ctx, q, "again")
@@ -376,7 +376,7 @@ var _ = Describe("Visibility", func() {
 	})
 })
 
-var _ = Describe("Long polling", func() {
+var _ = Describe("Long polling", Label("sqs-standard"), func() {
 	It("returns as soon as a message arrives, well before WaitTimeSeconds", func(ctx SpecContext) {
 		q := createQueue(ctx, "longpoll", nil)
 		sent := make(chan error, 1)
@@ -424,7 +424,7 @@ var _ = Describe("Long polling", func() {
 	})
 })
 
-var _ = Describe("Delays", func() {
+var _ = Describe("Delays", Label("sqs-standard"), func() {
 	It("hides a message sent with DelaySeconds until the delay passes", func(ctx SpecContext) {
 		q := createQueue(ctx, "delay", nil)
 		start := time.Now()
@@ -459,7 +459,7 @@ var _ = Describe("Delays", func() {
 	})
 })
 
-var _ = Describe("Errors for a missing queue", func() {
+var _ = Describe("Errors for a missing queue", Label("errors"), func() {
 	It("answers QueueDoesNotExist, reported as AWS.SimpleQueueService.NonExistentQueue", func(ctx SpecContext) {
 		_, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(queueName("never-created"))})
 		Expect(err).To(BeAPIError[*types.QueueDoesNotExist]())

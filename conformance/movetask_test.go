@@ -84,7 +84,7 @@ func expectStartedAround(task types.ListMessageMoveTasksResultEntry, at time.Tim
 	Expect(task.StartedTimestamp).To(BeNumerically("~", at.UnixMilli(), (5 * time.Minute).Milliseconds()))
 }
 
-var _ = Describe("Message move tasks", func() {
+var _ = Describe("Message move tasks", Label("sqs-move-tasks"), func() {
 	It("refuses a source that is not a dead-letter queue and a source or destination that does not exist", func(ctx SpecContext) {
 		plain := createQueue(ctx, "move-plain", nil)
 		start := func(source, dest string) error {

@@ -14,7 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-var _ = Describe("Queue lifecycle", func() {
+var _ = Describe("Queue lifecycle", Label("sqs-standard"), func() {
 	It("creates, finds, lists by prefix and deletes a queue", func(ctx SpecContext) {
 		a := createQueue(ctx, "life-a", nil)
 		b := createQueue(ctx, "life-b", nil)
@@ -141,7 +141,7 @@ var _ = Describe("Queue lifecycle", func() {
 	})
 })
 
-var _ = Describe("Queue attributes", func() {
+var _ = Describe("Queue attributes", Label("sqs-standard"), func() {
 	It("reports AWS's defaults for a new standard queue with All", func(ctx SpecContext) {
 		before := time.Now().Add(-5 * time.Minute).Unix()
 		q := createQueue(ctx, "defaults", nil)
@@ -242,7 +242,7 @@ var _ = Describe("Queue attributes", func() {
 	})
 })
 
-var _ = Describe("Tags", func() {
+var _ = Describe("Tags", Label("sqs-standard"), func() {
 	It("tags, lists and untags a queue", func(ctx SpecContext) {
 		name := queueName("tags")
 		out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Tags: map[string]string{"created": "yes"}})
@@ -292,7 +292,7 @@ type policy struct {
 	}
 }
 
-var _ = Describe("Permissions", func() {
+var _ = Describe("Permissions", Label("sqs-standard"), func() {
 	It("reflects AddPermission and RemovePermission in the Policy attribute", func(ctx SpecContext) {
 		q := createQueue(ctx, "perm", nil)
 		// The queue's own account is a principal AWS accepts wherever this runs.
@@ -397,7 +397,7 @@ var _ = Describe("Permissions", func() {
 	})
 })
 
-var _ = Describe("PurgeQueue", func() {
+var _ = Describe("PurgeQueue", Label("sqs-standard"), func() {
 	It("empties the queue and refuses a second purge with PurgeQueueInProgress", func(ctx SpecContext) {
 		q := createQueue(ctx, "purge", nil)
 		for i := range 3 {
@@ -427,7 +427,7 @@ var _ = Describe("PurgeQueue", func() {
 	})
 })
 
-var _ = Describe("Dead-letter queues", func() {
+var _ = Describe("Dead-letter queues", Label("sqs-dlq"), func() {
 	It("lists the source queues of a dead-letter queue", func(ctx SpecContext) {
 		dlq := createQueue(ctx, "dlq-list", nil)
 		redrive := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":5}`, dlq.ARN)

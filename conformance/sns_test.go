@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/fanout/fanout/internal/sdktest"
 	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -39,8 +37,7 @@ func snsc(ctx context.Context) *sns.Client {
 			snsClient = sns.NewFromConfig(cfg)
 			return
 		}
-		cfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider("AKIDCONFORMANCE", "conformance-secret", ""), HTTPClient: sdktest.HTTPClient()}
-		snsClient = sns.NewFromConfig(cfg, func(o *sns.Options) { o.BaseEndpoint = aws.String(server.URL()) })
+		snsClient = sns.NewFromConfig(sdkConfig(), func(o *sns.Options) { o.BaseEndpoint = aws.String(endpoint) })
 	})
 	return snsClient
 }
@@ -179,7 +176,7 @@ func without(list []string, drop string) []string {
 	return out
 }
 
-var _ = Describe("SNS fanout to SQS", func() {
+var _ = Describe("SNS fanout to SQS", Label("sns-core"), func() {
 	It("delivers one publish to three queues in signed envelopes", func(ctx SpecContext) {
 		topic := createTopic(ctx, "fan", nil)
 		type target struct {
@@ -343,7 +340,7 @@ var _ = Describe("SNS fanout to SQS", func() {
 	})
 })
 
-var _ = Describe("SNS deliveries fanout counts", Label(emulatorOnly), func() {
+var _ = Describe("SNS deliveries fanout counts", Label(emulatorOnly, "sns-core"), func() {
 	It("counts a delivery to a deleted queue as failed", func(ctx SpecContext) {
 		topic := createTopic(ctx, "gone", nil)
 		q, sub := subscribedQueue(ctx, topic, "gone", nil, nil)
