@@ -23,6 +23,7 @@ import (
 	snsapi "github.com/fanout/fanout/sns/api"
 	"github.com/fanout/fanout/sqs"
 	sqsapi "github.com/fanout/fanout/sqs/api"
+	"github.com/fanout/fanout/topology"
 )
 
 // Options configure a Server. The zero value serves us-east-1, account
@@ -59,6 +60,13 @@ type Options struct {
 	// EndpointTimeout bounds one HTTP/S, Lambda or SMTP delivery attempt;
 	// default 15 s, as on AWS.
 	EndpointTimeout time.Duration
+	// ConfigFile is a topology file (YAML or JSON, see package topology)
+	// whose queues, topics and subscriptions New creates. An invalid file
+	// creates nothing: New fails with every error in it.
+	ConfigFile string
+	// Topology is a topology as a Go value, created like ConfigFile's
+	// (after it, when both are given).
+	Topology *topology.Topology
 }
 
 // Server is one fanout instance.
@@ -118,7 +126,32 @@ func New(opts Options) (*Server, error) {
 		}
 		aws.ServeHTTP(w, req)
 	})
+	if err := s.loadTopology(); err != nil {
+		s.sqs.Close()
+		s.deliveries.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// loadTopology creates what Options.ConfigFile and Options.Topology declare.
+func (s *Server) loadTopology() error {
+	engines := topology.Engines{SQS: s.sqs, SNS: s.sns}
+	if s.opts.ConfigFile != "" {
+		t, err := topology.ReadFile(s.opts.ConfigFile)
+		if err != nil {
+			return err
+		}
+		if _, err := topology.Apply(t, engines, topology.ApplyOptions{}); err != nil {
+			return err
+		}
+	}
+	if s.opts.Topology != nil {
+		if _, err := topology.Apply(s.opts.Topology, engines, topology.ApplyOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Handler returns the HTTP handler serving SQS, SNS and /_fanout/.
