@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -40,6 +41,10 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
+		if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
+			awswire.WriteTooLarge(w, maxForm)
+			return
+		}
 		awswire.WriteXMLError(w, id.UUID(), "http://queue.amazonaws.com/doc/2012-11-05/", awserr.Kind{Code: "MalformedQueryString", Status: 400}.New("The request could not be parsed."))
 		return
 	}

@@ -44,11 +44,8 @@ const maxBatchBytes = 1048576
 // each id 1-80 of [A-Za-z0-9_-], no id twice. entry names the entry type for
 // the empty-batch message, e.g. "SendMessageBatchRequestEntry".
 func CheckBatch(entry string, ids []string) error {
-	if len(ids) == 0 {
-		return ErrEmptyBatchRequest.New("There should be at least one %s in the request.", entry)
-	}
-	if len(ids) > 10 {
-		return ErrTooManyEntries.New("Maximum number of entries per request are 10. You have sent %d.", len(ids))
+	if err := CheckBatchSize(entry, len(ids)); err != nil {
+		return err
 	}
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
@@ -59,6 +56,18 @@ func CheckBatch(entry string, ids []string) error {
 			return ErrBatchEntryIdsNotDist.New("Id %s repeated.", id)
 		}
 		seen[id] = true
+	}
+	return nil
+}
+
+// CheckBatchSize refuses an empty batch or one of more than 10 entries; the
+// wire layer calls it with the count alone, before decoding any entry.
+func CheckBatchSize(entry string, n int) error {
+	if n == 0 {
+		return ErrEmptyBatchRequest.New("There should be at least one %s in the request.", entry)
+	}
+	if n > 10 {
+		return ErrTooManyEntries.New("Maximum number of entries per request are 10. You have sent %d.", n)
 	}
 	return nil
 }

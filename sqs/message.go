@@ -141,11 +141,23 @@ func validBody(s string) bool {
 
 const invalidContents = "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF"
 
+// MaxMessageAttributes is how many user attributes a message may carry.
+const MaxMessageAttributes = 10
+
+// CheckAttributeCount refuses more than MaxMessageAttributes user
+// attributes; the wire layer calls it before decoding any of them.
+func CheckAttributeCount(n int) *awserr.Error {
+	if n > MaxMessageAttributes {
+		return ErrInvalidParameterValue.New("Number of message attributes [%d] exceeds the allowed maximum [%d].", n, MaxMessageAttributes)
+	}
+	return nil
+}
+
 // checkAttributes validates user message attributes as AWS does and returns
 // them sorted by name.
 func checkAttributes(attrs []MessageAttribute) ([]MessageAttribute, *awserr.Error) {
-	if len(attrs) > 10 {
-		return nil, ErrInvalidParameterValue.New("Number of message attributes [%d] exceeds the allowed maximum [10].", len(attrs))
+	if err := CheckAttributeCount(len(attrs)); err != nil {
+		return nil, err
 	}
 	sorted := append([]MessageAttribute(nil), attrs...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })

@@ -114,3 +114,15 @@ func QueryResponse(op, ns, requestID string, body func(*XMLWriter)) []byte {
 	x.Close(op + "Response")
 	return x.Buf
 }
+
+// WriteTooLarge refuses a request body longer than limit as AWS's front end
+// does, before any protocol is involved: 413 with a plain-text reason.
+func WriteTooLarge(w http.ResponseWriter, limit int) {
+	b := []byte("HTTP content length exceeded " + strconv.Itoa(limit) + " bytes.")
+	h := w.Header()
+	h.Set("Content-Type", "text/plain")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Connection", "close") // the rest of the body is not read
+	w.WriteHeader(http.StatusRequestEntityTooLarge)
+	_, _ = w.Write(b)
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/fanout/fanout/internal/awserr"
 	"github.com/fanout/fanout/internal/awswire"
 	"github.com/fanout/fanout/internal/id"
+	"github.com/fanout/fanout/internal/jsondepth"
 	"github.com/fanout/fanout/sqs"
 )
 
@@ -96,6 +97,10 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 	rid := id.UUID()
 	body, release, err := readBody(r)
 	defer release()
+	if errors.Is(err, errTooLarge) {
+		awswire.WriteTooLarge(w, maxBody)
+		return
+	}
 	if err != nil {
 		h.fail(w, rid, false, op, sqs.ErrSerialization.New("failed to read the request body"))
 		return
@@ -108,11 +113,17 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
-	if !gjson.ValidBytes(body) {
+	// Depth first, in one flat pass: gjson's validator recurses once per level.
+	if !jsondepth.Within(body, jsondepth.Max) || !gjson.ValidBytes(body) {
 		h.fail(w, rid, false, op, sqs.ErrSerialization.New("Start of structure or map found where not expected."))
 		return
 	}
-	req := &request{ctx: r.Context(), in: newJSONInput(gjson.ParseBytes(body), 8), host: r.Host, path: r.URL.Path, senderID: senderID(r)}
+	in, err := newJSONInput(gjson.ParseBytes(body))
+	if err != nil {
+		h.fail(w, rid, false, op, err)
+		return
+	}
+	req := &request{ctx: r.Context(), in: in, host: r.Host, path: r.URL.Path, senderID: senderID(r)}
 	rep, err := act(h, req)
 	if err != nil {
 		h.fail(w, rid, false, op, err)
@@ -139,17 +150,35 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 // bufPool recycles request and reply buffers of the JSON protocol.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
+// errTooLarge is a body longer than maxBody.
+var errTooLarge = errors.New("request body too large")
+
+// pooledCap is the largest buffer kept for reuse: a rare large body should
+// not pin megabytes in the pool.
+const pooledCap = 64 << 10
+
 // readBody reads a request body into a pooled buffer; release returns it.
+// The buffer grows with what arrives, never from what Content-Length
+// claims, and a body past maxBody is refused rather than cut short.
 func readBody(r *http.Request) ([]byte, func(), error) {
+	noop := func() {}
+	if r.ContentLength > maxBody {
+		return nil, noop, errTooLarge
+	}
 	buf := bufPool.Get().(*[]byte)
 	b := (*buf)[:0]
-	if r.ContentLength > 0 && r.ContentLength <= maxBody && int(r.ContentLength) > cap(b) {
-		b = make([]byte, 0, r.ContentLength)
+	release := func() {
+		if cap(b) <= pooledCap {
+			*buf = b[:0]
+		}
+		bufPool.Put(buf)
 	}
-	lr := io.LimitReader(r.Body, maxBody)
+	lr := io.LimitReader(r.Body, maxBody+1)
 	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+		if len(b) == cap(b) { // double: a body costs at most twice its size
+			nb := make([]byte, len(b), 2*cap(b))
+			copy(nb, b)
+			b = nb
 		}
 		n, err := lr.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
@@ -157,10 +186,13 @@ func readBody(r *http.Request) ([]byte, func(), error) {
 			break
 		}
 		if err != nil {
-			return nil, func() {}, err
+			return nil, release, err
 		}
 	}
-	return b, func() { *buf = b[:0]; bufPool.Put(buf) }, nil
+	if len(b) > maxBody {
+		return nil, release, errTooLarge
+	}
+	return b, release, nil
 }
 
 // ServeQuery serves a Query-protocol call whose parameters are already parsed.

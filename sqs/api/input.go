@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/base64"
+	"math"
 	"strconv"
 	"strings"
 
@@ -22,12 +23,16 @@ type input interface {
 	list(jsonName, queryName string) []string
 	strMap(jsonName, queryName, key, value string) map[string]string
 	msgAttrs(jsonName, queryName string) ([]sqs.MessageAttribute, error)
+	// size is the number of items of a list or map, read without decoding
+	// them, so that limits are checked before any work per item.
+	size(jsonName, queryName string) int
 	entries(jsonName, queryName string) []input
 }
 
 // jsonInput reads an AWS JSON 1.0 body with gjson, without unmarshalling it.
-// The top-level members are indexed in one pass: looking each up with
-// gjson.Get would scan the whole body (a 1 MiB message) once per member.
+// The members SQS knows are checked against their shapes and indexed in one
+// pass (looking each up with gjson.Get would scan the whole body, a 1 MiB
+// message, once per member); unknown members are skipped, as AWS skips them.
 type jsonInput struct{ members []member }
 
 type member struct {
@@ -35,13 +40,189 @@ type member struct {
 	val gjson.Result
 }
 
-func newJSONInput(v gjson.Result, capHint int) jsonInput {
-	j := jsonInput{members: make([]member, 0, capHint)}
+// shape is the JSON type of a request member.
+type shape uint8
+
+const (
+	shapeString        shape = iota + 1
+	shapeInteger             // a JSON number, integral and in Java int range
+	shapeStringList          // [string, ...]
+	shapeStringMap           // {string: string}
+	shapeAttributeMap        // {name: {DataType, StringValue, BinaryValue, ...}}
+	shapeEntries             // [{member: value}, ...], batch entries
+	shapeBlob                // a base64 string
+	shapeBlobList            // [base64, ...]
+	shapeAttributeValue      // one MessageAttributeValue structure
+)
+
+// shapes are the members of every SQS request and batch entry, by JSON
+// name; the same name has the same shape in every action.
+var shapes = map[string]shape{
+	"QueueUrl": shapeString, "QueueName": shapeString, "MessageBody": shapeString,
+	"MessageGroupId": shapeString, "MessageDeduplicationId": shapeString, "ReceiptHandle": shapeString,
+	"Id": shapeString, "Label": shapeString, "NextToken": shapeString, "QueueNamePrefix": shapeString,
+	"QueueOwnerAWSAccountId": shapeString, "ReceiveRequestAttemptId": shapeString,
+	"SourceArn": shapeString, "DestinationArn": shapeString, "TaskHandle": shapeString,
+	"DelaySeconds": shapeInteger, "MaxNumberOfMessages": shapeInteger, "VisibilityTimeout": shapeInteger,
+	"WaitTimeSeconds": shapeInteger, "MaxResults": shapeInteger, "MaxNumberOfMessagesPerSecond": shapeInteger,
+	"AttributeNames": shapeStringList, "MessageSystemAttributeNames": shapeStringList,
+	"MessageAttributeNames": shapeStringList, "TagKeys": shapeStringList,
+	"AWSAccountIds": shapeStringList, "Actions": shapeStringList,
+	"Attributes": shapeStringMap, "tags": shapeStringMap, "Tags": shapeStringMap,
+	"MessageAttributes": shapeAttributeMap, "MessageSystemAttributes": shapeAttributeMap,
+	"Entries": shapeEntries,
+}
+
+// attributeValueShapes are the members of a MessageAttributeValue.
+var attributeValueShapes = map[string]shape{
+	"DataType": shapeString, "StringValue": shapeString, "BinaryValue": shapeBlob,
+	"StringListValues": shapeStringList, "BinaryListValues": shapeBlobList,
+}
+
+// newJSONInput checks a request's members and indexes them. An explicit
+// null is an absent member, as AWS's JSON protocols treat it; a value of the
+// wrong type is the SerializationException AWS answers, worded as AWS words it.
+func newJSONInput(v gjson.Result) (jsonInput, error) {
+	if err := checkMembers(v, true); err != nil {
+		return jsonInput{}, err
+	}
+	return indexMembers(v, true), nil
+}
+
+// checkMembers checks the members of a request (top) or batch entry
+// against their shapes, allocating nothing.
+func checkMembers(v gjson.Result, top bool) *awserr.Error {
+	if err := checkStructure(v); err != nil {
+		return err
+	}
+	var err *awserr.Error
 	v.ForEach(func(k, val gjson.Result) bool {
+		if sh, ok := memberShape(k.Str, top); ok {
+			err = checkShape(val, sh)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// memberShape is the shape of a known member; batch entries hold no entries.
+func memberShape(name string, top bool) (shape, bool) {
+	sh, ok := shapes[name]
+	return sh, ok && (top || sh != shapeEntries)
+}
+
+// indexMembers indexes the known, non-null members of checked v.
+func indexMembers(v gjson.Result, top bool) jsonInput {
+	j := jsonInput{}
+	v.ForEach(func(k, val gjson.Result) bool {
+		if _, ok := memberShape(k.Str, top); !ok || val.Type == gjson.Null {
+			return true
+		}
+		for i := range j.members {
+			if j.members[i].key == k.Str {
+				j.members[i].val = val // a repeated member: the last one wins
+				return true
+			}
+		}
 		j.members = append(j.members, member{k.Str, val})
 		return true
 	})
 	return j
+}
+
+// checkStructure reports a value that is not a JSON object (or null).
+func checkStructure(v gjson.Result) *awserr.Error {
+	switch {
+	case v.IsObject(), v.Type == gjson.Null:
+		return nil
+	case v.IsArray():
+		return sqs.ErrSerialization.New("Start of list found where not expected")
+	}
+	return sqs.ErrSerialization.New("Expected null")
+}
+
+// checkShape reports a value that does not have shape sh. Lists and maps
+// are checked element by element; null elements are skipped by the readers.
+func checkShape(v gjson.Result, sh shape) *awserr.Error {
+	if v.Type == gjson.Null {
+		return nil
+	}
+	switch sh {
+	case shapeString, shapeBlob:
+		return scalar(v, gjson.String, "a String")
+	case shapeInteger:
+		if err := scalar(v, gjson.Number, "an Integer"); err != nil {
+			return err
+		}
+		if v.Num != math.Trunc(v.Num) || v.Num < math.MinInt32 || v.Num > math.MaxInt32 {
+			return sqs.ErrSerialization.New("NUMBER_VALUE can not be converted to an Integer")
+		}
+		return nil
+	case shapeStringList, shapeBlobList, shapeEntries:
+		if !v.IsArray() {
+			if v.IsObject() {
+				return sqs.ErrSerialization.New("Start of structure or map found where not expected.")
+			}
+			return sqs.ErrSerialization.New("Expected list or null")
+		}
+		var err *awserr.Error
+		v.ForEach(func(_, e gjson.Result) bool {
+			if sh == shapeEntries {
+				err = checkMembers(e, false)
+			} else {
+				err = checkShape(e, shapeString)
+			}
+			return err == nil
+		})
+		return err
+	case shapeStringMap, shapeAttributeMap:
+		if !v.IsObject() {
+			if v.IsArray() {
+				return sqs.ErrSerialization.New("Start of list found where not expected")
+			}
+			return sqs.ErrSerialization.New("Expected map or null")
+		}
+		var err *awserr.Error
+		v.ForEach(func(_, e gjson.Result) bool {
+			if sh == shapeStringMap {
+				err = checkShape(e, shapeString)
+			} else {
+				err = checkShape(e, shapeAttributeValue)
+			}
+			return err == nil
+		})
+		return err
+	case shapeAttributeValue:
+		if err := checkStructure(v); err != nil {
+			return err
+		}
+		var err *awserr.Error
+		v.ForEach(func(k, e gjson.Result) bool {
+			if msh, ok := attributeValueShapes[k.Str]; ok {
+				err = checkShape(e, msh)
+			}
+			return err == nil
+		})
+		return err
+	}
+	return nil
+}
+
+// scalar reports a value that is not of JSON type want, in the words AWS
+// uses: "NUMBER_VALUE can not be converted to a String", "Start of list
+// found where not expected", ...
+func scalar(v gjson.Result, want gjson.Type, wantName string) *awserr.Error {
+	if v.Type == want {
+		return nil
+	}
+	switch {
+	case v.IsArray():
+		return sqs.ErrSerialization.New("Start of list found where not expected")
+	case v.IsObject():
+		return sqs.ErrSerialization.New("Start of structure or map found where not expected.")
+	}
+	token := map[gjson.Type]string{gjson.String: "STRING_VALUE", gjson.Number: "NUMBER_VALUE", gjson.True: "TRUE_VALUE", gjson.False: "FALSE_VALUE"}[v.Type]
+	return sqs.ErrSerialization.New("%s can not be converted to %s", token, wantName)
 }
 
 func (j jsonInput) get(name string) gjson.Result {
@@ -53,77 +234,71 @@ func (j jsonInput) get(name string) gjson.Result {
 	return gjson.Result{}
 }
 
-func (j jsonInput) str(name string) string {
-	r := j.get(name)
-	if r.Type == gjson.String {
-		return r.Str
-	}
-	return r.Raw
-}
+// The readers below run on checked members: a member has its shape or is absent.
+
+func (j jsonInput) str(name string) string { return j.get(name).Str }
 
 func (j jsonInput) has(name string) bool { return j.get(name).Exists() }
 
 func (j jsonInput) integer(name string) (*int, error) {
 	r := j.get(name)
-	if !r.Exists() || r.Type == gjson.Null {
+	if !r.Exists() {
 		return nil, nil
 	}
-	var n int
-	var err error
-	switch r.Type {
-	case gjson.Number:
-		if r.Num != float64(int(r.Num)) {
-			return nil, serialization(name)
-		}
-		n = int(r.Num)
-	case gjson.String:
-		n, err = strconv.Atoi(r.Str)
-		if err != nil {
-			return nil, serialization(name)
-		}
-	default:
-		return nil, serialization(name)
-	}
+	n := int(r.Num)
 	return &n, nil
-}
-
-func serialization(name string) *awserr.Error {
-	return sqs.ErrSerialization.New("STRING_VALUE can not be converted to an Integer") // as AWS words it for a bad number
 }
 
 func (j jsonInput) list(jsonName, _ string) []string {
 	var out []string
 	j.get(jsonName).ForEach(func(_, v gjson.Result) bool {
-		out = append(out, v.String())
+		if v.Type != gjson.Null {
+			out = append(out, v.Str)
+		}
 		return true
 	})
 	return out
 }
 
+func (j jsonInput) size(jsonName, _ string) int {
+	n := 0
+	j.get(jsonName).ForEach(func(_, v gjson.Result) bool {
+		if v.Type != gjson.Null {
+			n++
+		}
+		return true
+	})
+	return n
+}
+
 func (j jsonInput) strMap(jsonName, _, _, _ string) map[string]string {
 	r := j.get(jsonName)
-	if !r.IsObject() {
+	if !r.Exists() {
 		return nil
 	}
 	out := map[string]string{}
 	r.ForEach(func(k, v gjson.Result) bool {
-		out[k.String()] = v.String()
+		if v.Type != gjson.Null {
+			out[k.Str] = v.Str
+		}
 		return true
 	})
 	return out
 }
 
 func (j jsonInput) msgAttrs(jsonName, _ string) ([]sqs.MessageAttribute, error) {
-	r := j.get(jsonName)
-	if !r.IsObject() {
-		return nil, nil
-	}
 	var out []sqs.MessageAttribute
 	var err error
-	r.ForEach(func(k, v gjson.Result) bool {
-		a := sqs.MessageAttribute{Name: k.String(), DataType: v.Get("DataType").String(), StringValue: v.Get("StringValue").String()}
-		if b := v.Get("BinaryValue"); b.Exists() {
-			a.BinaryValue, err = base64.StdEncoding.DecodeString(b.String())
+	j.get(jsonName).ForEach(func(k, v gjson.Result) bool {
+		if v.Type == gjson.Null {
+			return true
+		}
+		if len(out) > sqs.MaxMessageAttributes {
+			return false // enough for the engine to refuse
+		}
+		a := sqs.MessageAttribute{Name: k.Str, DataType: v.Get("DataType").Str, StringValue: v.Get("StringValue").Str}
+		if b := v.Get("BinaryValue"); b.Type == gjson.String {
+			a.BinaryValue, err = base64.StdEncoding.DecodeString(b.Str)
 			if err != nil {
 				err = sqs.ErrInvalidParameterValue.New("Message (user) attribute '%s' has an invalid base64 BinaryValue.", a.Name)
 				return false
@@ -135,10 +310,13 @@ func (j jsonInput) msgAttrs(jsonName, _ string) ([]sqs.MessageAttribute, error) 
 	return out, err
 }
 
+// entries decodes batch entries; callers check their number with size first.
 func (j jsonInput) entries(jsonName, _ string) []input {
 	var out []input
 	j.get(jsonName).ForEach(func(_, v gjson.Result) bool {
-		out = append(out, newJSONInput(v, 4)) // batch entries have few members
+		if v.Type != gjson.Null {
+			out = append(out, indexMembers(v, false)) // checked with the request
+		}
 		return true
 	})
 	return out
@@ -168,9 +346,14 @@ func (q queryInput) strMap(_, queryName, key, value string) map[string]string {
 	return q.f.Map(queryName, key, value)
 }
 
+func (q queryInput) size(_, queryName string) int { return len(q.f.Indexes(queryName)) }
+
 func (q queryInput) msgAttrs(_, queryName string) ([]sqs.MessageAttribute, error) {
 	var out []sqs.MessageAttribute
 	for _, e := range q.f.Entries(queryName) {
+		if len(out) > sqs.MaxMessageAttributes {
+			break // enough for the engine to refuse
+		}
 		a := sqs.MessageAttribute{Name: e.Get("Name"), DataType: e.Get("Value.DataType"), StringValue: e.Get("Value.StringValue")}
 		if e.Has("Value.BinaryValue") {
 			b, err := base64.StdEncoding.DecodeString(e.Get("Value.BinaryValue"))

@@ -13,6 +13,10 @@ func sendInput(in input, senderID string) (sqs.SendInput, error) {
 	if err != nil {
 		return sqs.SendInput{}, err
 	}
+	// The count is checked before any attribute is decoded.
+	if err := sqs.CheckAttributeCount(in.size("MessageAttributes", "MessageAttribute")); err != nil {
+		return sqs.SendInput{}, err
+	}
 	attrs, err := in.msgAttrs("MessageAttributes", "MessageAttribute")
 	if err != nil {
 		return sqs.SendInput{}, err
@@ -129,6 +133,9 @@ func (r sendBatchReply) xml(x *awswire.XMLWriter) {
 func (h *Handler) sendMessageBatch(r *request) (reply, error) {
 	q, err := h.queue(r)
 	if err != nil {
+		return nil, err
+	}
+	if err := sqs.CheckBatchSize("SendMessageBatchRequestEntry", r.in.size("Entries", "SendMessageBatchRequestEntry")); err != nil {
 		return nil, err
 	}
 	raw := r.in.entries("Entries", "SendMessageBatchRequestEntry")
@@ -309,6 +316,9 @@ func (r idBatchReply) xml(x *awswire.XMLWriter) {
 func (h *Handler) eachEntry(r *request, entryName, resultName string, do func(q *sqs.Queue, e input) error) (reply, error) {
 	q, err := h.queue(r)
 	if err != nil {
+		return nil, err
+	}
+	if err := sqs.CheckBatchSize(entryName, r.in.size("Entries", entryName)); err != nil {
 		return nil, err
 	}
 	raw := r.in.entries("Entries", entryName)

@@ -1,0 +1,189 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/fanout/fanout"
+)
+
+// hostile is one in-process fanout that raw requests are served by, without
+// a network in between, so that tests can measure what a request costs.
+type hostile struct {
+	t *testing.T
+	h http.Handler
+}
+
+func newHostile(t *testing.T) hostile {
+	t.Helper()
+	s, err := fanout.New(fanout.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return hostile{t, s.Handler()}
+}
+
+// call sends a JSON 1.0 request with body and returns the recorded reply.
+func (h hostile) call(action string, body io.Reader) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("POST", "/", body)
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS."+action)
+	rec := httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req)
+	return rec
+}
+
+// jsonError decodes an AWS JSON 1.0 error reply.
+func jsonError(t *testing.T, rec *httptest.ResponseRecorder) (typ, msg string) {
+	t.Helper()
+	var e struct {
+		Type    string `json:"__type"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil {
+		t.Fatalf("%d %q: %v", rec.Code, rec.Body, err)
+	}
+	return e.Type, e.Message
+}
+
+// allocated runs f and returns the bytes it allocated on the heap and how
+// much the goroutine stacks grew.
+func allocated(f func()) (heap uint64, stack int64) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc, int64(after.StackSys) - int64(before.StackSys)
+}
+
+// A million nested arrays used to cost gjson's recursive validator about
+// 200 bytes of stack per level (6M levels overflowed the stack and killed
+// the process); depth is now bounded in one flat pass before it runs.
+func TestDeeplyNestedJSONIsCheap(t *testing.T) {
+	h := newHostile(t)
+	// With a 64 MiB stack limit, the recursive validator dies at a million levels.
+	defer debug.SetMaxStack(debug.SetMaxStack(64 << 20))
+	for _, body := range [][]byte{
+		bytes.Repeat([]byte("["), 1<<20),
+		append([]byte(`{"QueueName":"q","x":`), bytes.Repeat([]byte(`{"a":`), 1<<18)...),
+	} {
+		var rec *httptest.ResponseRecorder
+		heap, stack := allocated(func() { rec = h.call("ListQueues", bytes.NewReader(body)) })
+		if typ, _ := jsonError(t, rec); rec.Code != 400 || typ != "com.amazonaws.sqs#SerializationException" {
+			t.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+		t.Logf("%d-byte deep request: %d bytes of heap, stack grew %d bytes", len(body), heap, stack)
+		if heap > 5*uint64(len(body)) || stack > 1<<20 {
+			t.Fatalf("a %d-byte deep request cost %d bytes of heap and %d of stack", len(body), heap, stack)
+		}
+	}
+	// Deep but within the bound is still parsed (and ignored, being unknown).
+	body := `{"QueueName":"deep","Unknown":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}`
+	if rec := h.call("CreateQueue", strings.NewReader(body)); rec.Code != 200 {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+}
+
+// A body past the limit is refused as AWS's front end refuses it, and what
+// Content-Length claims is never allocated up front.
+func TestBodyLimit(t *testing.T) {
+	h := newHostile(t)
+	big := `{"QueueName":"` + strings.Repeat("a", 8<<20) + `"}`
+	rec := h.call("CreateQueue", strings.NewReader(big))
+	if rec.Code != 413 || rec.Body.String() != "HTTP content length exceeded 8388608 bytes." {
+		t.Fatalf("%d %.200s", rec.Code, rec.Body)
+	}
+	// Claimed past the limit: refused before reading.
+	req := httptest.NewRequest("POST", "/", strings.NewReader(`{}`))
+	req.Header.Set("X-Amz-Target", "AmazonSQS.ListQueues")
+	req.ContentLength = 9 << 20
+	rec = httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req)
+	if rec.Code != 413 {
+		t.Fatalf("claimed 9 MiB: %d %s", rec.Code, rec.Body)
+	}
+	// Claimed 8 MiB, sent 2 bytes: costs what was sent, not what was claimed.
+	heap, _ := allocated(func() {
+		for range 20 {
+			req := httptest.NewRequest("POST", "/", strings.NewReader(`{}`))
+			req.Header.Set("X-Amz-Target", "AmazonSQS.ListQueues")
+			req.ContentLength = 8 << 20
+			rec := httptest.NewRecorder()
+			h.h.ServeHTTP(rec, req)
+		}
+	})
+	if heap > 4<<20 {
+		t.Fatalf("20 requests claiming 8 MiB allocated %d bytes", heap)
+	}
+}
+
+// JSON 1.0 members are read with their types, as AWS reads them: a null is
+// an absent member, a value of another type is a SerializationException.
+func TestStrictJSONMembers(t *testing.T) {
+	h := newHostile(t)
+	if rec := h.call("CreateQueue", strings.NewReader(`{"QueueName":"strict"}`)); rec.Code != 200 {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	q := `"QueueUrl":"http://localhost:4566/000000000000/strict"`
+	for _, c := range []struct {
+		action, body, typ, msg string
+	}{
+		{"CreateQueue", `{"QueueName":null}`, "MissingRequiredParameterException", ""},
+		{"SendMessage", `{` + q + `,"MessageBody":null}`, "MissingRequiredParameterException", "The request must contain the parameter MessageBody."},
+		{"SendMessage", `{` + q + `,"MessageBody":12}`, "SerializationException", "NUMBER_VALUE can not be converted to a String"},
+		{"SendMessage", `{` + q + `,"MessageBody":true}`, "SerializationException", "TRUE_VALUE can not be converted to a String"},
+		{"SendMessage", `{` + q + `,"MessageBody":{"a":1}}`, "SerializationException", "Start of structure or map found where not expected."},
+		{"SendMessage", `{` + q + `,"MessageBody":["a"]}`, "SerializationException", "Start of list found where not expected"},
+		{"SendMessage", `{` + q + `,"MessageBody":"x","DelaySeconds":"5"}`, "SerializationException", "STRING_VALUE can not be converted to an Integer"},
+		{"SendMessage", `{` + q + `,"MessageBody":"x","DelaySeconds":false}`, "SerializationException", "FALSE_VALUE can not be converted to an Integer"},
+		{"SendMessage", `{` + q + `,"MessageBody":"x","DelaySeconds":1e12}`, "SerializationException", "NUMBER_VALUE can not be converted to an Integer"},
+		{"SendMessage", `{` + q + `,"MessageBody":"x","MessageAttributes":"a"}`, "SerializationException", "Expected map or null"},
+		{"SendMessage", `{` + q + `,"MessageBody":"x","MessageAttributes":{"a":"b"}}`, "SerializationException", "Expected null"},
+		{"SendMessage", `{` + q + `,"MessageBody":"x","MessageAttributes":{"a":{"DataType":1}}}`, "SerializationException", "NUMBER_VALUE can not be converted to a String"},
+		{"SendMessage", `{` + q + `,"MessageBody":"x","MessageAttributes":{"a":{"DataType":"Binary","BinaryValue":[1]}}}`, "SerializationException", "Start of list found where not expected"},
+		{"SendMessageBatch", `{` + q + `,"Entries":{"Id":"a"}}`, "SerializationException", "Start of structure or map found where not expected."},
+		{"SendMessageBatch", `{` + q + `,"Entries":"a"}`, "SerializationException", "Expected list or null"},
+		{"SendMessageBatch", `{` + q + `,"Entries":[{"Id":"a","MessageBody":7}]}`, "SerializationException", "NUMBER_VALUE can not be converted to a String"},
+		{"SendMessageBatch", `{` + q + `,"Entries":[1]}`, "SerializationException", "Expected null"},
+		{"ReceiveMessage", `{` + q + `,"AttributeNames":"All"}`, "SerializationException", "Expected list or null"},
+		{"ReceiveMessage", `{` + q + `,"AttributeNames":[1]}`, "SerializationException", "NUMBER_VALUE can not be converted to a String"},
+		{"TagQueue", `{` + q + `,"Tags":["a"]}`, "SerializationException", "Start of list found where not expected"},
+		{"TagQueue", `{` + q + `,"Tags":{"a":1}}`, "SerializationException", "NUMBER_VALUE can not be converted to a String"},
+		{"ListQueues", `[]`, "SerializationException", "Start of list found where not expected"},
+		{"ListQueues", `"x"`, "SerializationException", "Expected null"},
+		{"ListQueues", `17`, "SerializationException", "Expected null"},
+	} {
+		rec := h.call(c.action, strings.NewReader(c.body))
+		typ, msg := jsonError(t, rec)
+		if rec.Code != 400 || typ != "com.amazonaws.sqs#"+c.typ || (c.msg != "" && msg != c.msg) {
+			t.Errorf("%s %s: %d %s", c.action, c.body, rec.Code, rec.Body)
+		}
+	}
+	// No queue named "null" came to be, and null members of the right
+	// places are simply absent.
+	if rec := h.call("GetQueueUrl", strings.NewReader(`{"QueueName":"null"}`)); rec.Code != 400 {
+		t.Fatalf("a queue named null exists: %s", rec.Body)
+	}
+	for _, body := range []string{
+		`{` + q + `,"MessageBody":"x","DelaySeconds":null,"MessageAttributes":null,"MessageGroupId":null}`,
+		`{` + q + `,"MessageBody":"x","MessageAttributes":{"a":{"DataType":"String","StringValue":"v","BinaryValue":null}}}`,
+		`{` + q + `,"MessageBody":"x","Unknown":{"any":[1,true,null]}}`,
+	} {
+		if rec := h.call("SendMessage", strings.NewReader(body)); rec.Code != 200 {
+			t.Errorf("%s: %d %s", body, rec.Code, rec.Body)
+		}
+	}
+	rec := h.call("ReceiveMessage", strings.NewReader(`{`+q+`,"MaxNumberOfMessages":10,"MessageAttributeNames":["All",null]}`))
+	if rec.Code != 200 || strings.Count(rec.Body.String(), `"Body":"x"`) != 3 || strings.Contains(rec.Body.String(), `"null"`) {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+}
