@@ -44,15 +44,15 @@ type member struct {
 type shape uint8
 
 const (
-	shapeString        shape = iota + 1
-	shapeInteger             // a JSON number, integral and in Java int range
-	shapeStringList          // [string, ...]
-	shapeStringMap           // {string: string}
-	shapeAttributeMap        // {name: {DataType, StringValue, BinaryValue, ...}}
-	shapeEntries             // [{member: value}, ...], batch entries
-	shapeBlob                // a base64 string
-	shapeBlobList            // [base64, ...]
-	shapeAttributeValue      // one MessageAttributeValue structure
+	shapeString         shape = iota + 1
+	shapeInteger              // a JSON number, integral and in Java int range
+	shapeStringList           // [string, ...]
+	shapeStringMap            // {string: string}
+	shapeAttributeMap         // {name: {DataType, StringValue, BinaryValue, ...}}
+	shapeEntries              // [{member: value}, ...], batch entries
+	shapeBlob                 // a base64 string
+	shapeBlobList             // [base64, ...]
+	shapeAttributeValue       // one MessageAttributeValue structure
 )
 
 // shapes are the members of every SQS request and batch entry, by JSON
