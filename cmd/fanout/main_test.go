@@ -65,7 +65,8 @@ func startBinary(t *testing.T, bin string, env []string, args ...string) (*exec.
 
 func TestBinaryServesHealthAndShutsDownCleanly(t *testing.T) {
 	bin := buildBinary(t)
-	cmd, ep := startBinary(t, bin, []string{"FANOUT_REGION=eu-west-1"}, "--addr", "127.0.0.1:0", "--log-level", "info")
+	cmd, ep := startBinary(t, bin, []string{"FANOUT_REGION=eu-west-1", "FANOUT_ADDR=127.0.0.1:1", "FANOUT_PPROF="},
+		"serve", "--addr", "127.0.0.1:0", "--log-level", "info") // the flag wins over FANOUT_ADDR
 	resp, err := http.Get(ep + "/_fanout/health")
 	if err != nil {
 		t.Fatal(err)
@@ -123,13 +124,80 @@ func TestBinaryServesHealthAndShutsDownCleanly(t *testing.T) {
 	}
 }
 
-func TestBadFlagsFail(t *testing.T) {
+func TestCommandLine(t *testing.T) {
 	t.Parallel()
-	if err := run([]string{"--log-level", "loud"}); err == nil {
-		t.Fatal("bad log level accepted")
+	for _, tc := range []struct {
+		args   []string
+		status int
+		out    []string // in stdout
+		errOut string   // in the one line of stderr
+	}{
+		{args: []string{"--help"}, out: []string{"serve", "filter", "version", "/_fanout/health", "/_fanout/clock", "/_fanout/reset"}},
+		{args: []string{"-h"}, out: []string{"fanout [serve] [flags]"}},
+		{args: []string{"help"}, out: []string{"fanout filter [flags]", "/_fanout/sqs/queues"}},
+		{args: []string{"help", "serve"}, out: []string{"-addr", "-endpoint-timeout", "FANOUT_ADDR"}},
+		{args: []string{"serve", "--help"}, out: []string{"-addr", "-region"}},
+		{args: []string{"help", "filter"}, out: []string{"--policy"}},
+		{args: []string{"version"}, out: []string{"fanout 0.1.0-dev"}},
+		{args: []string{"--version"}, out: []string{"fanout 0.1.0-dev"}},
+		{args: []string{"serve", "--version"}, out: []string{"fanout 0.1.0-dev"}},
+		{args: []string{"frobnicate"}, status: 2, errOut: `unknown command "frobnicate"`},
+		{args: []string{"help", "bogus"}, status: 2, errOut: `unknown command "bogus"`},
+		{args: []string{"version", "now"}, status: 2, errOut: `unexpected argument "now"`},
+		{args: []string{"serve", "--addr", "127.0.0.1:0", "extra"}, status: 2, errOut: `unexpected argument "extra"`},
+		{args: []string{"--addr", "127.0.0.1:0", "serve"}, status: 2, errOut: `unexpected argument "serve"`},
+		{args: []string{"serve", "--nope"}, status: 2, errOut: "flag provided but not defined: -nope"},
+		{args: []string{"--log-level", "loud"}, status: 2, errOut: `--log-level "loud"`},
+		{args: []string{"--clock", "sundial"}, status: 2, errOut: `--clock "sundial"`},
+		{args: []string{"--region", "Mars"}, status: 2, errOut: `--region "Mars" is not an AWS region name`},
+		{args: []string{"--region", "us-east"}, status: 2, errOut: `--region "us-east"`},
+		{args: []string{"--account", "12345"}, status: 2, errOut: `--account "12345" is not a 12-digit`},
+		{args: []string{"--account", "12345678901a"}, status: 2, errOut: `--account`},
+		{args: []string{"--endpoint-timeout", "5"}, status: 2, errOut: "invalid value"},
+		{args: []string{"--lambda", "nourl"}, status: 2, errOut: `"nourl" is not NAME=URL`},
+	} {
+		var stdout, stderr strings.Builder
+		status := cli(tc.args, &stdout, &stderr)
+		if status != tc.status {
+			t.Errorf("fanout %v: status %d, want %d (stderr %q)", tc.args, status, tc.status, stderr.String())
+			continue
+		}
+		for _, want := range tc.out {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("fanout %v: stdout lacks %q:\n%s", tc.args, want, stdout.String())
+			}
+		}
+		if tc.errOut != "" {
+			e := stderr.String()
+			if !strings.Contains(e, tc.errOut) || strings.Count(e, "\n") != 1 {
+				t.Errorf("fanout %v: stderr %q, want one line with %q", tc.args, e, tc.errOut)
+			}
+		} else if stderr.Len() > 0 {
+			t.Errorf("fanout %v: stderr %q", tc.args, stderr.String())
+		}
 	}
-	if err := run([]string{"--nope"}); err == nil {
-		t.Fatal("unknown flag accepted")
+}
+
+func TestEnvironmentVariablesThatDoNotParse(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, value, want string }{
+		{"FANOUT_PPROF", "yes please", `FANOUT_PPROF="yes please": not a boolean (use true or false)`},
+		{"FANOUT_NO_PURGE_WAIT", "on", "FANOUT_NO_PURGE_WAIT"},
+		{"FANOUT_ENDPOINT_TIMEOUT", "5", `FANOUT_ENDPOINT_TIMEOUT="5": not a duration (use e.g. 5s or 1m30s)`},
+		{"FANOUT_LAMBDA", "a=http://x,broken", `"broken" is not NAME=URL`},
+		{"FANOUT_REGION", "moon-1", `--region "moon-1"`},
+		{"FANOUT_ACCOUNT", "42", `--account "42"`},
+	} {
+		lookup := func(k string) (string, bool) {
+			if k == tc.name {
+				return tc.value, true
+			}
+			return "", false
+		}
+		err := serve(nil, lookup, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s=%s: %v, want %q", tc.name, tc.value, err, tc.want)
+		}
 	}
 }
 
