@@ -67,6 +67,9 @@ type Options struct {
 	// Topology is a topology as a Go value, created like ConfigFile's
 	// (after it, when both are given).
 	Topology *topology.Topology
+	// RecordBytes is the byte budget of the message bodies the delivery
+	// records and the SNS outbox keep; default delivery.DefaultRecordBytes.
+	RecordBytes int64
 }
 
 // Server is one fanout instance.
@@ -109,6 +112,7 @@ func New(opts Options) (*Server, error) {
 		Links:           delivery.Links{Base: s.publicURL, CertFile: s.signer.CertFile},
 		EnforcePolicies: opts.EnforcePolicies, Clock: opts.Clock, Logger: opts.Logger,
 		Lambda: opts.Lambda, SMTP: opts.SMTP, InsecureEndpoints: opts.InsecureEndpoints, Timeout: opts.EndpointTimeout,
+		RecordBytes: opts.RecordBytes,
 	})
 	s.sns = sns.New(sns.Options{Clock: opts.Clock, Region: opts.Region, Account: opts.Account, Deliverer: s.deliveries})
 	snsHandler := snsapi.New(s.sns, opts.Logger)

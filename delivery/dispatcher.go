@@ -75,6 +75,10 @@ type Options struct {
 	// Keep is how many deliveries Records lists and how many entries the
 	// outbox keeps; default DefaultKeepRecords.
 	Keep int
+	// RecordBytes is the byte budget of the bodies and attributes the
+	// records and the outbox keep (half each); default DefaultRecordBytes.
+	// Past it the oldest entries are forgotten, and counted.
+	RecordBytes int64
 }
 
 // endpoint delivers to the endpoints of one protocol.
@@ -111,6 +115,7 @@ type Dispatcher struct {
 	stats     stats
 	policies  policyCache
 	records   *records
+	entryCap  int // longest body a record or outbox entry keeps
 	outbox    *outbox
 	tracker   tracker
 	pool      *pool
@@ -137,11 +142,16 @@ func New(opts Options) *Dispatcher {
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
+	if opts.RecordBytes <= 0 {
+		opts.RecordBytes = DefaultRecordBytes
+	}
+	entryCap := int(min(maxEntryBody, opts.RecordBytes/16))
 	d := &Dispatcher{
-		opts:    opts,
-		clock:   opts.Clock,
-		records: newRecords(opts.Keep),
-		outbox:  newOutbox(opts.Keep),
+		opts:     opts,
+		clock:    opts.Clock,
+		records:  newRecords(opts.Keep, opts.RecordBytes/2),
+		outbox:   newOutbox(opts.Keep, opts.RecordBytes/2, entryCap),
+		entryCap: entryCap,
 	}
 	_, d.inlineTimers = opts.Clock.(*clock.Manual)
 	d.client = opts.HTTPClient

@@ -32,7 +32,7 @@ func (d *Dispatcher) newJob(m *Message, c *Control, sub Subscriber, ep endpoint)
 		Status: StatusPending, Created: now, MaxAttempts: j.policy.Attempts(), Attempts: make([]Attempt, 0, 1),
 	}
 	if m != nil {
-		r.MessageID, r.Type, r.TopicArn = m.ID, TypeNotification, m.TopicArn
+		r.MessageID, r.Type, r.TopicArn, r.kept = m.ID, TypeNotification, m.TopicArn, d.kept(m)
 	} else {
 		r.MessageID, r.Type, r.TopicArn = c.ID, c.Type, c.TopicArn
 	}

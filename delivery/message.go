@@ -47,6 +47,7 @@ type Message struct {
 	mu         sync.Mutex
 	signatures map[string]string // string to sign -> signature
 	md5s       map[string]string // raw payload -> its MD5, computed once for all queues
+	kept       *keptMessage      // the records' view of it, made once
 }
 
 // md5Of returns the MD5 SQS reports for a raw payload of this message,

@@ -3,6 +3,8 @@ package delivery
 import (
 	"sync"
 	"time"
+
+	"github.com/fanout/fanout/filter"
 )
 
 // Delivery statuses, as GET /_fanout/deliveries shows them.
@@ -12,7 +14,11 @@ const (
 	StatusDelivered    = "delivered"     // an attempt succeeded
 	StatusDeadLettered = "dead-lettered" // given up, and sent to the subscription's DLQ
 	StatusDropped      = "dropped"       // given up, with no DLQ (or the DLQ refused it)
+	StatusFiltered     = "filtered-out"  // the subscription's filter policy refused the message
 )
+
+// Statuses lists every status a record can have.
+var Statuses = []string{StatusPending, StatusRetrying, StatusDelivered, StatusDeadLettered, StatusDropped, StatusFiltered}
 
 // Attempt outcomes.
 const (
@@ -25,13 +31,19 @@ const (
 const (
 	// DefaultKeepRecords is how many deliveries Records lists, newest first.
 	DefaultKeepRecords = 10000
+	// DefaultRecordBytes is the byte budget of the message bodies and
+	// attributes that the delivery records and the outbox keep, together.
+	DefaultRecordBytes = 64 << 20
+	// maxEntryBody caps one kept body; longer ones are kept truncated.
+	maxEntryBody = 64 << 10
 	// keptAttempts is how many attempts a record lists: the most recent.
 	// AttemptCount counts them all (an SQS or Lambda schedule has 100,015).
 	keptAttempts = 100
 )
 
 // Record is one message's delivery to one subscription: every attempt, on
-// fanout's clock.
+// fanout's clock. A message a subscription's filter policy refused has a
+// record too (StatusFiltered), which says why.
 type Record struct {
 	MessageID       string     `json:"messageId"`
 	Type            string     `json:"type"`
@@ -48,6 +60,16 @@ type Record struct {
 	// Reason says why a delivery was dead-lettered or dropped.
 	Reason   string    `json:"reason,omitempty"`
 	Attempts []Attempt `json:"attempts"`
+	// FilterPolicy, FilterScope and Filter are set on filtered-out records:
+	// the policy that refused the message, and how each of its keys fared.
+	FilterPolicy string              `json:"filterPolicy,omitempty"`
+	FilterScope  string              `json:"filterScope,omitempty"`
+	Filter       *filter.Explanation `json:"filter,omitempty"`
+
+	kept *keptMessage // the message as the records keep it
+	// explain computes Filter when the record is read: explaining costs
+	// more than matching, and most records are never looked at.
+	explain func() filter.Explanation
 }
 
 // Attempt is one delivery attempt.
@@ -69,6 +91,8 @@ type Query struct {
 	Type            string // Notification, SubscriptionConfirmation or UnsubscribeConfirmation
 	MessageID       string
 	Limit           int // 0: all that are kept
+	// After is the Next of the previous page: the page starts after it.
+	After string
 }
 
 func (q Query) match(r *Record) bool {
@@ -79,26 +103,56 @@ func (q Query) match(r *Record) bool {
 		(q.MessageID == "" || q.MessageID == r.MessageID)
 }
 
-// records keeps the last n deliveries in a ring. One mutex guards the ring
-// and every record in it: attempts are rare next to the work they record.
+// Page is one page of records, newest first.
+type Page struct {
+	Records []Record
+	// Next continues the listing (Query.After); "" on the last page.
+	Next string
+	// Dropped counts the records that fell out of memory since the start
+	// (the oldest go first, past the count or the byte budget kept).
+	Dropped int64
+}
+
+// records keeps the last n deliveries, and the messages they are for
+// within a byte budget (a message counts once, however many records share
+// it). One mutex guards them and every record kept: attempts are rare next
+// to the work they record.
 type records struct {
 	mu   sync.Mutex
 	kept ring[*Record]
 }
 
-func newRecords(n int) *records {
+func newRecords(n int, budget int64) *records {
 	if n <= 0 {
 		n = DefaultKeepRecords
 	}
-	return &records{kept: newRing[*Record](n)}
+	if budget <= 0 {
+		budget = DefaultRecordBytes / 2
+	}
+	return &records{kept: newRing(n, budget, func(r *Record) int64 {
+		if k := r.kept; k != nil {
+			if k.refs--; k.refs == 0 {
+				return k.size
+			}
+		}
+		return 0
+	})}
 }
 
-// add starts a record. A record that falls out of the ring stays with its
-// job until the job ends; it is just no longer listed.
+// add keeps a record, forgetting the oldest past the count or the budget. A
+// record that falls out stays with its job until the job ends; it is just no
+// longer listed.
 func (rs *records) add(r *Record) {
 	rs.mu.Lock()
-	rs.kept.push(r)
-	rs.mu.Unlock()
+	defer rs.mu.Unlock()
+	var cost int64
+	if k := r.kept; k != nil {
+		if k.refs == 0 {
+			cost = k.size
+		}
+		k.refs++
+	}
+	rs.kept.push(r, cost)
 }
 
 // attempt appends a to r and sets its status.
@@ -129,26 +183,78 @@ func (rs *records) reschedule(r *Record, at time.Time) {
 	rs.mu.Unlock()
 }
 
-// list returns copies of the matching records, newest first.
-func (rs *records) list(q Query) []Record {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
+// page returns copies of the matching records, newest first, from after q.After.
+func (rs *records) page(q Query) Page {
 	out := []Record{}
-	rs.kept.newest(func(r *Record) bool {
+	rs.mu.Lock()
+	next := rs.kept.newest(q.After, func(r *Record) bool {
 		if q.match(r) {
-			c := *r
-			c.Attempts = append([]Attempt(nil), r.Attempts...)
-			if r.NextAttempt != nil {
-				t := *r.NextAttempt
-				c.NextAttempt = &t
-			}
-			out = append(out, c)
+			out = append(out, copyRecord(r))
 		}
 		return q.Limit <= 0 || len(out) < q.Limit
 	})
-	return out
+	p := Page{Records: out, Next: next, Dropped: rs.kept.dropped}
+	rs.mu.Unlock()
+	for i := range out {
+		out[i].explainNow()
+	}
+	return p
+}
+
+// copyRecord copies what later attempts change. Callers hold mu.
+func copyRecord(r *Record) Record {
+	c := *r
+	c.Attempts = append([]Attempt(nil), r.Attempts...)
+	if r.NextAttempt != nil {
+		t := *r.NextAttempt
+		c.NextAttempt = &t
+	}
+	return c
+}
+
+// explainNow fills Filter on a copy.
+func (r *Record) explainNow() {
+	if r.explain != nil && r.Filter == nil {
+		ex := r.explain()
+		r.Filter = &ex
+	}
+}
+
+// message returns the kept message of that id, if a record still holds it.
+func (rs *records) message(id string) (v MessageView, found bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.kept.newest("", func(r *Record) bool {
+		if r.MessageID == id && r.kept != nil {
+			v, found = r.kept.view, true
+		}
+		return !found
+	})
+	return v, found
 }
 
 // Records lists the deliveries the dispatcher remembers that match q,
 // newest first.
-func (d *Dispatcher) Records(q Query) []Record { return d.records.list(q) }
+func (d *Dispatcher) Records(q Query) []Record { return d.records.page(q).Records }
+
+// RecordPage lists one page of the deliveries that match q, newest first.
+func (d *Dispatcher) RecordPage(q Query) Page { return d.records.page(q) }
+
+// Deliveries returns what became of one published message at each
+// subscription of its topic: delivered, pending, retrying, dead-lettered,
+// dropped or filtered out (with the filter policy's explanation), in the
+// order the subscriptions were tried. It is empty once the records of the
+// message fell out of memory.
+func (d *Dispatcher) Deliveries(messageID string) []Record {
+	recs := d.records.page(Query{MessageID: messageID}).Records
+	for i, j := 0, len(recs)-1; i < j; i, j = i+1, j-1 {
+		recs[i], recs[j] = recs[j], recs[i]
+	}
+	return recs
+}
+
+// Message returns a published message as the delivery records keep it (the
+// body truncated past a cap), while a record of it is kept.
+func (d *Dispatcher) Message(messageID string) (MessageView, bool) {
+	return d.records.message(messageID)
+}

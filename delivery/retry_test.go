@@ -167,11 +167,11 @@ func TestClockMovedDuringAnAttemptKeepsTheSchedule(t *testing.T) {
 
 func TestRecordsKeepTheNewest(t *testing.T) {
 	t.Parallel()
-	rs := newRecords(3)
+	rs := newRecords(3, 0)
 	for i := 0; i < 5; i++ {
 		rs.add(&Record{MessageID: fmt.Sprint(i), Status: StatusPending})
 	}
-	got := rs.list(Query{})
+	got := rs.page(Query{}).Records
 	if len(got) != 3 || got[0].MessageID != "4" || got[2].MessageID != "2" {
 		t.Fatalf("records %+v", got)
 	}

@@ -1,36 +1,74 @@
 package delivery
 
-// ring keeps the last len(buf) values pushed: the bounded memory of the
-// delivery records and the outbox. Callers lock around it.
+import "strconv"
+
+// ring keeps the last values pushed, at most len(buf) of them and at most
+// budget bytes of what they hold: the bounded memory of the delivery
+// records and the outbox. Each value gets a sequence number, newest
+// highest, which pages use as their token. Callers lock around it.
 type ring[T any] struct {
-	buf  []T
-	next int
-	full bool
+	buf        []T
+	head, tail uint64 // seqs kept: tail <= s < head, at buf[s%len(buf)]
+	bytes      int64
+	budget     int64
+	dropped    int64         // values forgotten since the start
+	free       func(T) int64 // the bytes forgetting a value gives back
 }
 
-func newRing[T any](n int) ring[T] { return ring[T]{buf: make([]T, n)} }
-
-func (r *ring[T]) push(v T) {
-	r.buf[r.next] = v
-	r.next++
-	if r.next == len(r.buf) {
-		r.next, r.full = 0, true
-	}
+func newRing[T any](n int, budget int64, free func(T) int64) ring[T] {
+	return ring[T]{buf: make([]T, n), budget: budget, free: free}
 }
 
-// newest calls f on the values, newest first, until f returns false.
-func (r *ring[T]) newest(f func(T) bool) {
-	n := r.next
-	if r.full {
-		n = len(r.buf)
+// push keeps v, which costs cost bytes, forgetting the oldest values past
+// the count or the budget (never v itself), and returns v's seq.
+func (r *ring[T]) push(v T, cost int64) uint64 {
+	if r.head-r.tail == uint64(len(r.buf)) {
+		r.evict()
 	}
-	for i := 0; i < n; i++ {
-		idx := r.next - 1 - i
-		if idx < 0 {
-			idx += len(r.buf)
-		}
-		if !f(r.buf[idx]) {
-			return
+	seq := r.head
+	r.buf[seq%uint64(len(r.buf))] = v
+	r.head++
+	r.bytes += cost
+	for r.bytes > r.budget && r.head-r.tail > 1 {
+		r.evict()
+	}
+	return seq
+}
+
+func (r *ring[T]) evict() {
+	i := r.tail % uint64(len(r.buf))
+	v := r.buf[i]
+	var zero T
+	r.buf[i] = zero
+	r.tail++
+	r.dropped++
+	r.bytes -= r.free(v)
+}
+
+// newest calls f on the values, newest first, starting below the page
+// token after ("" for the newest), until f returns false; it returns the
+// token of the page after the value f stopped at ("" when none is left).
+func (r *ring[T]) newest(after string, f func(T) bool) string {
+	from := r.head
+	if after != "" {
+		if n, err := strconv.ParseUint(after, 10, 64); err == nil && n < from {
+			from = n
 		}
 	}
+	for s := from; s > r.tail; s-- {
+		if !f(r.buf[(s-1)%uint64(len(r.buf))]) {
+			if s-1 > r.tail {
+				return strconv.FormatUint(s-1, 10)
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// ValidPageToken reports whether s can be a page token (Next) of the
+// records or the outbox.
+func ValidPageToken(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 64)
+	return s == "" || err == nil
 }

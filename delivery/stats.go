@@ -20,9 +20,15 @@ type Stats struct {
 	Dropped      int64 `json:"dropped"`
 	// NotDelivered counts messages for protocols fanout does not deliver to.
 	NotDelivered int64 `json:"notDelivered"`
+	// Filtered counts messages filter policies kept from a subscription.
+	Filtered int64 `json:"filtered"`
+	// Overflowed counts new deliveries refused because their subscription
+	// already had its most pending (they are in DeadLettered or Dropped too).
+	Overflowed int64 `json:"overflowed"`
 	// Scheduled is how many deliveries wait on the clock for their next
-	// attempt.
+	// attempt; Pending how many are queued for an attempt or making one.
 	Scheduled     int64                `json:"scheduled"`
+	Pending       int64                `json:"pending"`
 	Subscriptions []SubscriptionCounts `json:"subscriptions"`
 	Failures      []FailureRecord      `json:"recentFailures"`
 }
@@ -37,6 +43,13 @@ type SubscriptionCounts struct {
 	DeadLettered    int64  `json:"deadLettered"`
 	Dropped         int64  `json:"dropped"`
 	NotDelivered    int64  `json:"notDelivered"`
+	// Filtered counts messages the subscription's filter policy refused.
+	Filtered int64 `json:"filtered"`
+	// Overflowed counts new deliveries refused because the subscription had
+	// its most pending already; Pending is how many it has now (queued,
+	// making an attempt, or waiting for a retry).
+	Overflowed int64 `json:"overflowed"`
+	Pending    int64 `json:"pending"`
 }
 
 // FailureRecord is one failed attempt.
@@ -85,6 +98,10 @@ func (s *stats) skip(sub Subscriber) {
 	s.count(sub, func(c *SubscriptionCounts) { c.NotDelivered++ })
 }
 
+func (s *stats) filter(sub Subscriber) {
+	s.count(sub, func(c *SubscriptionCounts) { c.Filtered++ })
+}
+
 func (s *stats) drop(sub Subscriber) {
 	s.count(sub, func(c *SubscriptionCounts) { c.Dropped++ })
 }
@@ -115,7 +132,7 @@ func (d *Dispatcher) Stats() Stats {
 	defer s.mu.Unlock()
 	out := Stats{
 		Delivered: s.total.Delivered, Failed: s.total.Failed, NotDelivered: s.total.NotDelivered,
-		DeadLettered: s.total.DeadLettered, Dropped: s.total.Dropped, Scheduled: d.scheduled.Load(),
+		DeadLettered: s.total.DeadLettered, Dropped: s.total.Dropped, Filtered: s.total.Filtered, Scheduled: d.scheduled.Load(),
 		Subscriptions: make([]SubscriptionCounts, 0, len(s.subs)),
 		Failures:      append([]FailureRecord{}, s.failures...),
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/delivery"
+	"github.com/fanout/fanout/filter"
 )
 
 // Deliverer takes a message to one subscription. Deliveries to SQS complete
@@ -23,6 +24,13 @@ import (
 type Deliverer interface {
 	Deliver(m *delivery.Message, sub delivery.Subscriber) error
 	Confirm(c *delivery.Control, sub delivery.Subscriber)
+}
+
+// FilterRecorder is told of each message a subscription's filter policy
+// refused, with what the policy was matched against; a Deliverer that
+// implements it keeps a record of why (the delivery package does).
+type FilterRecorder interface {
+	Filtered(m *delivery.Message, sub delivery.Subscriber, p *filter.Policy, fm filter.Message)
 }
 
 // Options configure an Engine.

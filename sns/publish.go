@@ -223,8 +223,14 @@ func (s *Subscription) target() target {
 
 // deliver hands m to the subscription if it passes the filter policy.
 func (tg target) deliver(e *Engine, m *delivery.Message, attrs map[string]filterAttr) {
-	if tg.filter != nil && !tg.filter.Match(filter.Message{Body: m.For(tg.sub.Protocol), Attributes: attrs}) {
-		return
+	if tg.filter != nil {
+		fm := filter.Message{Body: m.For(tg.sub.Protocol), Attributes: attrs}
+		if !tg.filter.Match(fm) {
+			if r, ok := e.deliver.(FilterRecorder); ok {
+				r.Filtered(m, tg.sub, tg.filter, fm)
+			}
+			return
+		}
 	}
 	// Failures are the dispatcher's to log and count; the publisher has
 	// its MessageId either way, as on AWS.
