@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
@@ -218,4 +219,27 @@ func attrNames(attrs map[string]types.MessageAttributeValue) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// httpStatus is the HTTP status of an API error's response, or 0.
+func httpStatus(err error) int {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
+
+// BeAWSError matches an SDK error with the given HTTP status, error code
+// and message (a string for equality, or a matcher).
+func BeAWSError(status int, code string, msg any) OmegaMatcher {
+	m, ok := msg.(OmegaMatcher)
+	if !ok {
+		m = Equal(msg)
+	}
+	return And(
+		HaveErrorCode(code),
+		WithTransform(httpStatus, Equal(status)),
+		WithTransform(errorMessage, m),
+	)
 }
