@@ -149,15 +149,24 @@ func (c *config) render(name string) (string, bool) {
 	return "", false
 }
 
-// resolver finds queues by ARN, for RedrivePolicy validation.
-type resolver interface {
-	queueByArn(arn string) *Queue
+// redriveTarget is what validating a RedrivePolicy needs of its target.
+// It is read before the source queue's lock is taken (see the lock order in
+// doc.go); policies are replaced, never changed in place, so the pointer
+// stays valid.
+type redriveTarget struct {
+	fifo  bool
+	allow *RedriveAllowPolicy
 }
+
+// redriveTargets maps ARNs to the queues they name; an ARN missing from it
+// names no queue.
+type redriveTargets map[string]redriveTarget
 
 // apply validates attrs and sets them on c. create says whether this is
 // CreateQueue (where FifoQueue may be given) or SetQueueAttributes. self is
-// the queue's own ARN. Nothing is changed when an error is returned.
-func (c *config) apply(attrs map[string]string, create bool, self string, r resolver) *awserr.Error {
+// the queue's own ARN; targets holds the RedrivePolicy's target, unless that
+// is the queue itself. Nothing is changed when an error is returned.
+func (c *config) apply(attrs map[string]string, create bool, self string, targets redriveTargets) *awserr.Error {
 	next := *c
 	// Apply in a fixed order so that the error reported for several bad
 	// attributes does not depend on map order.
@@ -168,7 +177,7 @@ func (c *config) apply(attrs map[string]string, create bool, self string, r reso
 		}
 	}
 	if next.redrive != nil && attrs[AttrRedrivePolicy] != "" {
-		if err := checkRedriveTarget(next.redrive, attrs[AttrRedrivePolicy], next.fifo, self, r); err != nil {
+		if err := checkRedriveTarget(next.redrive, attrs[AttrRedrivePolicy], &next, create, self, targets); err != nil {
 			return err
 		}
 	}
@@ -334,20 +343,27 @@ func parseRedrive(v string) (*RedrivePolicy, *awserr.Error) {
 	return &p, nil
 }
 
-func checkRedriveTarget(p *RedrivePolicy, raw string, fifo bool, self string, r resolver) *awserr.Error {
+// checkRedriveTarget validates the target of p for a queue about to take
+// the settings next. An existing queue may name itself: AWS documents no rule
+// against it (its docs are silent), and a queue that is its own dead-letter
+// queue is something cloud posture checkers look for, so AWS accepts it. A
+// queue being created cannot, since it does not exist yet.
+func checkRedriveTarget(p *RedrivePolicy, raw string, next *config, create bool, self string, targets redriveTargets) *awserr.Error {
 	a, ok := parseArn(p.DeadLetterTargetArn)
 	if !ok || a.service != "sqs" {
 		return invalidValue(raw, AttrRedrivePolicy, "Invalid value for deadLetterTargetArn.")
 	}
-	target := r.queueByArn(p.DeadLetterTargetArn)
-	if target == nil {
+	target, ok := targets[p.DeadLetterTargetArn]
+	if p.DeadLetterTargetArn == self && !create {
+		target, ok = redriveTarget{fifo: next.fifo, allow: next.redriveAllow}, true
+	}
+	if !ok {
 		return ErrInvalidParameterValue.New("Value %s for parameter RedrivePolicy is invalid. Reason: Dead letter target does not exist.", raw)
 	}
-	if target.cfg().fifo != fifo {
+	if target.fifo != next.fifo {
 		return invalidValue(raw, AttrRedrivePolicy, "Dead-letter queue must be same type of queue as the source.")
 	}
-	allow := target.cfg().redriveAllow
-	if allow != nil {
+	if allow := target.allow; allow != nil {
 		switch allow.Permission {
 		case "denyAll":
 			return invalidValue(raw, AttrRedrivePolicy, "Queue "+self+" is not allowed to use "+p.DeadLetterTargetArn+" as its dead-letter queue.")

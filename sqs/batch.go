@@ -124,8 +124,8 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 		delays = append(delays, e.DelaySeconds)
 		ok = append(ok, SendBatchResult{ID: e.ID, SendResult: res})
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	if q.deleted {
 		return nil, nil, queueDoesNotExist()
 	}

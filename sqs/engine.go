@@ -1,10 +1,3 @@
-// Package sqs is fanout's in-memory SQS engine: queues, messages, visibility,
-// delays, retention, long polling and dead-letter queues. It knows nothing of
-// HTTP, XML or JSON; sqs/api puts it on the wire.
-//
-// Lock order: Engine.mu before any Queue.mu, and never two Queue.mu at once
-// (a dead-letter move removes under the source's lock, releases it, then
-// enqueues under the target's).
 package sqs
 
 import (
@@ -129,6 +122,8 @@ func (e *Engine) CreateQueue(name string, attrs, tags map[string]string) (*Queue
 		return nil, err
 	}
 
+	targets := e.redriveTargets(attrs, "")
+	registryLocking()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.clock.Now()
@@ -142,7 +137,7 @@ func (e *Engine) CreateQueue(name string, attrs, tags map[string]string) (*Queue
 		return nil, ErrQueueDeletedRecently.New("You must wait 60 seconds after deleting a queue before you can create another with the same name.")
 	}
 	q := newQueue(e, name, fifo, now)
-	if err := q.config.apply(attrs, true, q.arn, e.lockedResolver()); err != nil {
+	if err := q.config.apply(attrs, true, q.arn, targets); err != nil {
 		return nil, err
 	}
 	for k, v := range tags {
@@ -153,14 +148,41 @@ func (e *Engine) CreateQueue(name string, attrs, tags map[string]string) (*Queue
 	return q, nil
 }
 
-// lockedResolver resolves ARNs while e.mu is already held.
-func (e *Engine) lockedResolver() resolver { return lockedResolver{e} }
+// redriveTargets reads the settings of the queue a RedrivePolicy in attrs
+// names, for its validation, unless it is self. It takes the registry lock
+// and then the target's lock, so the caller must hold neither the registry
+// lock nor any queue's lock (see doc.go).
+func (e *Engine) redriveTargets(attrs map[string]string, self string) redriveTargets {
+	v := attrs[AttrRedrivePolicy]
+	if v == "" {
+		return nil
+	}
+	p, err := parseRedrive(v)
+	if err != nil || p.DeadLetterTargetArn == self {
+		return nil
+	}
+	q := e.queueByArn(p.DeadLetterTargetArn)
+	if q == nil {
+		return nil
+	}
+	c := q.cfg()
+	return redriveTargets{q.arn: {fifo: c.fifo, allow: c.redriveAllow}}
+}
 
-type lockedResolver struct{ e *Engine }
-
-func (r lockedResolver) queueByArn(arn string) *Queue { return r.e.lookupArn(arn) }
+// queuesByArn returns every queue by its ARN.
+func (e *Engine) queuesByArn() map[string]*Queue {
+	registryLocking()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make(map[string]*Queue, len(e.queues))
+	for _, q := range e.queues {
+		out[q.arn] = q
+	}
+	return out
+}
 
 func (e *Engine) queueByArn(arn string) *Queue {
+	registryLocking()
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return e.lookupArn(arn)
@@ -184,6 +206,7 @@ func (e *Engine) QueueByArn(arn string) (*Queue, error) {
 
 // Queue returns the queue called name, or QueueDoesNotExist.
 func (e *Engine) Queue(name string) (*Queue, error) {
+	registryLocking()
 	e.mu.RLock()
 	q := e.queues[name]
 	e.mu.RUnlock()
@@ -195,6 +218,7 @@ func (e *Engine) Queue(name string) (*Queue, error) {
 
 // DeleteQueue deletes a queue and its messages; long polls on it return empty.
 func (e *Engine) DeleteQueue(name string) error {
+	registryLocking()
 	e.mu.Lock()
 	q := e.queues[name]
 	if q == nil {
@@ -210,6 +234,7 @@ func (e *Engine) DeleteQueue(name string) error {
 
 // ListQueues returns the names of queues starting with prefix, sorted.
 func (e *Engine) ListQueues(prefix string) []string {
+	registryLocking()
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	var out []string
@@ -229,6 +254,7 @@ func (e *Engine) DeadLetterSourceQueues(name string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	registryLocking()
 	e.mu.RLock()
 	qs := make([]*Queue, 0, len(e.queues))
 	for _, q := range e.queues {

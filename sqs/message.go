@@ -41,6 +41,9 @@ type message struct {
 	handleGen      uint32 // which receive the current receipt handle belongs to
 	index          int    // position in the heap that holds it
 	state          msgState
+	// receivesBefore is receiveCount when it was dead-lettered into this
+	// queue: maxReceiveCount counts only the receives from this queue.
+	receivesBefore int32
 }
 
 // attrSet is a message's user attributes, sorted by name, and their MD5.

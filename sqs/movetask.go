@@ -93,6 +93,7 @@ func (e *Engine) StartMoveTask(source, dest string, rate *int) (string, error) {
 	if sources, _ := e.DeadLetterSourceQueues(src.name); len(sources) == 0 {
 		return "", ErrInvalidParameterValue.New("Source queue must be configured as a Dead Letter Queue.")
 	}
+	toMove := int64(src.visibleCount()) // before the task locks: no queue lock under them (doc.go)
 	ts := e.tasks()
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -108,7 +109,7 @@ func (e *Engine) StartMoveTask(source, dest string, rate *int) (string, error) {
 	t := &moveTask{handle: base64.StdEncoding.EncodeToString(handleJSON)}
 	t.info = MoveTask{
 		Status: TaskRunning, SourceArn: source, DestinationArn: dest, Rate: r, RateGiven: rate != nil,
-		ToMove: int64(src.visibleCount()), Started: e.clock.Now(),
+		ToMove: toMove, Started: e.clock.Now(),
 	}
 	ts.bySource[source] = append([]*moveTask{t}, ts.bySource[source]...)
 	ts.byHandle[t.handle] = t
@@ -142,20 +143,28 @@ func (e *Engine) moveTick(t *moveTask) {
 	if left < n {
 		n = left
 	}
-	msgs := src.takeForMove(int(n))
-	moved := int64(0)
-	for _, m := range msgs {
+	// Destinations are looked up before the source's lock is taken (no
+	// registry lock under a queue lock, doc.go); a message whose destination
+	// does not exist stays where it is and fails the task.
+	queues := e.queuesByArn()
+	msgs, stuck := src.takeForMove(int(n), func(m *message) *Queue {
 		dest := info.DestinationArn
 		if dest == "" {
 			dest = m.x().dlqSource
 		}
-		q := e.queueByArn(dest)
-		if q == nil {
-			fail("AWS.SimpleQueueService.NonExistentQueue")
-			return
-		}
-		q.redriven(m)
+		return queues[dest]
+	})
+	moved := int64(0)
+	for _, mv := range msgs {
+		mv.to.redriven(mv.m)
 		moved++
+	}
+	if stuck {
+		t.mu.Lock()
+		t.info.Moved += moved
+		t.mu.Unlock()
+		fail("AWS.SimpleQueueService.NonExistentQueue")
+		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -170,12 +179,19 @@ func (e *Engine) moveTick(t *moveTask) {
 	t.timer = e.clock.AfterFunc(time.Second, func() { e.moveTick(t) })
 }
 
-// takeForMove removes up to n visible messages, oldest first.
-func (q *Queue) takeForMove(n int) []*message {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+// move is a message taken out of a queue and where it goes.
+type move struct {
+	m  *message
+	to *Queue
+}
+
+// takeForMove removes up to n visible messages, oldest first, each with its
+// destination. It stops at a message without one (dest returns nil), leaves
+// it in the queue and reports stuck. dest must not lock anything.
+func (q *Queue) takeForMove(n int, dest func(*message) *Queue) (out []move, stuck bool) {
+	q.lock()
+	defer q.unlock()
 	q.promote(q.engine.clock.Now())
-	var out []*message
 	for len(out) < n {
 		var m *message
 		if q.fifo != nil {
@@ -183,19 +199,29 @@ func (q *Queue) takeForMove(n int) []*message {
 			if g == nil {
 				break
 			}
+			to := dest(g.msgs.peek())
+			if to == nil {
+				q.fifo.markReady(g)
+				return out, true
+			}
 			m = g.msgs.pop()
 			q.fifo.visible--
 			q.fifo.markReady(g)
+			out = append(out, move{m, to})
 		} else {
-			m = q.popVisible()
-		}
-		if m == nil {
-			break
+			if m = q.peekVisible(); m == nil {
+				break
+			}
+			to := dest(m)
+			if to == nil {
+				return out, true
+			}
+			q.popVisible()
+			out = append(out, move{m, to})
 		}
 		q.drop(m)
-		out = append(out, m)
 	}
-	return out
+	return out, false
 }
 
 // redriven enqueues a moved message as a new message: a new id and send time,
@@ -206,8 +232,8 @@ func (q *Queue) redriven(m *message) {
 		senderID: m.senderID, index: -1,
 	}
 	c.setExt(messageExt{traceHeader: m.x().traceHeader, groupID: m.x().groupID, dedupID: m.x().dedupID})
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	if q.deleted {
 		return
 	}
@@ -222,8 +248,8 @@ func (q *Queue) redriven(m *message) {
 }
 
 func (q *Queue) visibleCount() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	q.promote(q.engine.clock.Now())
 	if q.fifo != nil {
 		return q.fifo.visible

@@ -40,8 +40,8 @@ func (q *Queue) AddPermission(label string, accounts, actions []string) error {
 	if len(actions) > 7 {
 		return ErrOverLimit.New("%d Actions were found, maximum allowed is 7.", len(actions))
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	doc := &iampolicy.Document{Version: "2008-10-17", ID: q.arn + "/SQSDefaultPolicy"}
 	if q.config.policy != "" {
 		var err error
@@ -68,8 +68,8 @@ func (q *Queue) RemovePermission(label string) error {
 	if label == "" {
 		return missing("Label")
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	doc, err := iampolicy.Parse(q.config.policy)
 	if q.config.policy == "" || err != nil || !doc.Remove(label) {
 		return invalidValue(label, "Label", "can't find label.")

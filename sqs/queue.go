@@ -69,14 +69,14 @@ func (q *Queue) Arn() string { return q.arn }
 func (q *Queue) Fifo() bool { return q.config.fifo } // fixed at creation
 
 func (q *Queue) cfg() config {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	return q.config
 }
 
 func (q *Queue) markDeleted() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	q.deleted = true
 	q.ready.clear()
 	q.returned.clear()
@@ -210,15 +210,23 @@ func (q *Queue) nextDue(now time.Time) (time.Duration, bool) {
 
 // popVisible takes the oldest visible message. Callers hold mu.
 func (q *Queue) popVisible() *message {
-	r, h := q.ready.peek(), q.returned.peek()
-	switch {
-	case r == nil && h == nil:
+	switch m := q.peekVisible(); {
+	case m == nil:
 		return nil
-	case h == nil || (r != nil && r.order < h.order):
+	case m == q.ready.peek():
 		return q.ready.pop()
 	default:
 		return q.returned.pop()
 	}
+}
+
+// peekVisible returns the message popVisible would take. Callers hold mu.
+func (q *Queue) peekVisible() *message {
+	r, h := q.ready.peek(), q.returned.peek()
+	if h == nil || (r != nil && r.order < h.order) {
+		return r
+	}
+	return h
 }
 
 // Attributes returns the named attributes (All for every one) in AWS's order.
@@ -237,8 +245,8 @@ func (q *Queue) Attributes(names []string) ([]Attribute, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	now := q.engine.clock.Now()
 	q.promote(now)
 	var out []Attribute
@@ -279,17 +287,12 @@ func (q *Queue) attribute(name string) (string, bool) {
 
 // SetAttributes validates and applies attributes, all or none.
 func (q *Queue) SetAttributes(attrs map[string]string) error {
-	// RedrivePolicy validation looks other queues up: resolve them before
-	// taking this queue's lock, to keep to the lock order.
-	r := preResolved{}
-	if rp, ok := attrs[AttrRedrivePolicy]; ok && rp != "" {
-		if p, err := parseRedrive(rp); err == nil {
-			r[p.DeadLetterTargetArn] = q.engine.queueByArn(p.DeadLetterTargetArn)
-		}
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if err := q.config.apply(attrs, false, q.arn, r); err != nil {
+	// The RedrivePolicy's target is read before this queue's lock is taken:
+	// never two queue locks at once (doc.go).
+	targets := q.engine.redriveTargets(attrs, q.arn)
+	q.lock()
+	defer q.unlock()
+	if err := q.config.apply(attrs, false, q.arn, targets); err != nil {
 		return err
 	}
 	q.modified = q.engine.clock.Now()
@@ -308,14 +311,10 @@ func (q *Queue) SetAttributes(attrs map[string]string) error {
 	return nil
 }
 
-type preResolved map[string]*Queue
-
-func (p preResolved) queueByArn(arn string) *Queue { return p[arn] }
-
 // sameAttributes checks CreateQueue's attributes against an existing queue.
 func (q *Queue) sameAttributes(attrs map[string]string) *awserr.Error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	for _, n := range sortedKeys(attrs) {
 		v := attrs[n]
 		if n == AttrFifoQueue {
@@ -339,8 +338,8 @@ func (q *Queue) sameAttributes(attrs map[string]string) *awserr.Error {
 
 // Purge deletes every message in the queue.
 func (q *Queue) Purge() error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	now := q.engine.clock.Now()
 	if !q.lastPurge.IsZero() && !q.engine.opts.NoPurgeWait && now.Sub(q.lastPurge) < 60*time.Second {
 		return ErrPurgeQueueInProgress.New("Only one PurgeQueue operation on %s is allowed every 60 seconds.", q.name)
@@ -372,8 +371,8 @@ func (q *Queue) resetMessages() {
 
 // Tags returns a copy of the queue's tags.
 func (q *Queue) Tags() map[string]string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	out := make(map[string]string, len(q.tags))
 	for k, v := range q.tags {
 		out[k] = v
@@ -389,8 +388,8 @@ func (q *Queue) Tag(tags map[string]string) error {
 	if err := checkTags(tags); err != nil {
 		return err
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	n := len(q.tags)
 	for k := range tags {
 		if _, ok := q.tags[k]; !ok {
@@ -411,8 +410,8 @@ func (q *Queue) Untag(keys []string) error {
 	if len(keys) == 0 {
 		return missing("TagKeys")
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	for _, k := range keys {
 		delete(q.tags, k)
 	}

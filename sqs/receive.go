@@ -113,15 +113,15 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 	clk := q.engine.clock
 	deadline := clk.Now().Add(time.Duration(wait) * time.Second)
 	for {
-		q.mu.Lock()
+		q.lock()
 		if q.deleted {
-			q.mu.Unlock()
+			q.unlock()
 			return nil, nil
 		}
 		now := clk.Now()
 		if req.attemptID != "" {
 			if out, ok := q.fifo.replay(req.attemptID, now); ok {
-				q.mu.Unlock()
+				q.unlock()
 				return out, nil
 			}
 		}
@@ -131,7 +131,7 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 		}
 		notify := q.notify
 		next, hasNext := q.nextDue(now)
-		q.mu.Unlock()
+		q.unlock()
 		q.engine.deadLetter(q, moves)
 		if err != nil {
 			return nil, err
@@ -209,8 +209,8 @@ func (q *Queue) noisy(groupID string) bool {
 
 // NoisyGroups counts the fair-queue message groups noisy now.
 func (q *Queue) NoisyGroups() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	q.promote(q.engine.clock.Now())
 	n := 0
 	for g := range q.groupsOut {
@@ -237,11 +237,17 @@ func (q *Queue) screen(m *message, now time.Time, moves *[]*message) bool {
 	return true
 }
 
-// overReceived reports whether m has been received maxReceiveCount times and
-// must go to the dead-letter queue instead of being received again.
+// overReceived reports whether m has been received maxReceiveCount times
+// from this queue and must go to the dead-letter queue instead of being
+// received again. AWS counts "the number of times a consumer can receive a
+// message from a source queue before it is moved to a dead-letter queue"
+// (the developer guide), so receives in an earlier queue do not count: a
+// dead-lettered message is received from its DLQ before that DLQ's own
+// RedrivePolicy moves it on, and a queue that is its own DLQ, or a redrive
+// cycle, hands it out again instead of moving it on every receive.
 func (q *Queue) overReceived(m *message) bool {
 	rp := q.config.redrive
-	return rp != nil && int(m.receiveCount) >= rp.MaxReceiveCount
+	return rp != nil && int(m.receiveCount-m.receivesBefore) >= rp.MaxReceiveCount
 }
 
 // takeFifo hands out messages group by group: from each unlocked group as
@@ -341,7 +347,9 @@ func (q *Queue) render(m *message, req receiveReq) Received {
 }
 
 // deadLetter moves messages from src to its dead-letter queue. It runs
-// without src's lock held. A message whose DLQ has gone stays in src.
+// without src's lock held and takes one queue lock, the target's, which may
+// be src again (a queue that is its own DLQ). A message whose DLQ has gone
+// stays in src.
 func (e *Engine) deadLetter(src *Queue, moves []*message) {
 	if len(moves) == 0 {
 		return
@@ -356,8 +364,8 @@ func (e *Engine) deadLetter(src *Queue, moves []*message) {
 		target, source = src, ""
 	}
 	now := e.clock.Now()
-	target.mu.Lock()
-	defer target.mu.Unlock()
+	target.lock()
+	defer target.unlock()
 	if target.deleted {
 		return
 	}
@@ -366,20 +374,25 @@ func (e *Engine) deadLetter(src *Queue, moves []*message) {
 			idMD5: m.idMD5, body: m.body, attrs: m.attrs,
 			senderID: m.senderID, sentAt: m.sentAt,
 			receiveCount: m.receiveCount, firstReceiveAt: m.firstReceiveAt, index: -1,
+			receivesBefore: m.receiveCount,
 		}
 		e := *m.x()
 		if source != "" {
 			e.dlqSource = source
 		}
-		c.setExt(e)
-		if target.config.fifo {
+		if target.config.fifo && source != "" {
 			c.sentAt = now.UnixNano() // FIFO DLQs restart retention; standard ones keep it
+			// "the original message's deduplication ID will be replaced with
+			// the original message's ID" (the developer guide, DLQ redrive),
+			// so two messages that shared a deduplication ID both stay.
+			e.dedupID = m.id()
 		}
+		c.setExt(e)
 		zero := 0
 		target.enqueue(c, &zero, now)
-		if target == src && c.receiveCount > 0 {
-			target.handles[c.seq] = c
-		}
+		// It has been received, so later receives find it by its handles
+		// (deliver records only a first receive).
+		target.handles[c.seq] = c
 	}
 }
 
@@ -395,8 +408,8 @@ func (q *Queue) Delete(handle string) error {
 	if !ok || uid != q.uid {
 		return ErrReceiptHandleIsInvalid.New("The input receipt handle \"%s\" is not a valid receipt handle.", handle)
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	m := q.handles[seq]
 	if q.fifo != nil {
 		q.promote(q.engine.clock.Now())
@@ -448,8 +461,8 @@ func (q *Queue) ChangeVisibility(handle string, timeout int) error {
 	if !ok || uid != q.uid {
 		return ErrReceiptHandleIsInvalid.New("The input receipt handle \"%s\" is not a valid receipt handle.", handle)
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	now := q.engine.clock.Now()
 	q.promote(now)
 	m := q.handles[seq]

@@ -41,13 +41,13 @@ func (q *Queue) Send(in SendInput) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, err
 	}
-	q.mu.Lock()
+	q.lock()
 	if q.deleted {
-		q.mu.Unlock()
+		q.unlock()
 		return SendResult{}, queueDoesNotExist()
 	}
 	q.admit(m, in.DelaySeconds, q.engine.clock.Now(), &res)
-	q.mu.Unlock()
+	q.unlock()
 	return res, nil
 }
 

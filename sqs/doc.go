@@ -1,0 +1,30 @@
+// Package sqs is fanout's in-memory SQS engine: queues, messages, visibility,
+// delays, retention, long polling and dead-letter queues. It knows nothing of
+// HTTP, XML or JSON; sqs/api puts it on the wire.
+//
+// # Lock order
+//
+// Three kinds of lock guard the engine: the registry lock (Engine.mu, the
+// queues by name), one lock per queue (Queue.mu, all of that queue's state)
+// and the move-task locks (moveTasks.mu, then moveTask.mu). The rules:
+//
+//   - The registry lock may be held while one queue lock is taken, never the
+//     other way round: no code takes the registry lock while it holds a queue
+//     lock.
+//   - At most one queue lock at a time, on any goroutine. Nothing that holds
+//     a queue's lock touches another queue, not even to read its settings.
+//   - A dead-letter move removes the message under the source's lock,
+//     releases it, then enqueues into the target under the target's lock
+//     (Engine.deadLetter). A target that is the source itself is no
+//     exception: its lock is taken again, after it was released.
+//   - Validating a RedrivePolicy reads what it needs of the target (its type
+//     and RedriveAllowPolicy) before the source's lock is taken; when the
+//     target is the queue itself, from the settings being applied.
+//   - A move task takes messages out under the source's lock, releases it,
+//     then enqueues each under its destination's lock. Move-task locks are
+//     never held while a queue lock is taken, nor the other way round.
+//   - The clock's lock is a leaf: clock.Manual runs due work outside it.
+//
+// Built with the fanout_lockcheck tag (go test -tags fanout_lockcheck), every
+// queue lock checks these rules and panics on the goroutine that breaks them.
+package sqs
