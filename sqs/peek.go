@@ -95,8 +95,8 @@ func (q *Queue) Peek(opts PeekOptions) (PeekResult, error) {
 	}
 	limit = min(limit, MaxPeekLimit)
 
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	if q.deleted {
 		return PeekResult{}, queueDoesNotExist()
 	}

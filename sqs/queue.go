@@ -15,7 +15,7 @@ type Queue struct {
 	arn    string
 	uid    uint64 // incarnation id, so receipt handles die with the queue
 
-	mu        sync.Mutex
+	mu        sync.Mutex // through lock and unlock only: they check the lock order (doc.go)
 	config    config
 	created   time.Time
 	modified  time.Time

@@ -30,15 +30,6 @@ func redriveTo(target *Queue, max int) map[string]string {
 	return map[string]string{AttrRedrivePolicy: fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, target.Arn(), max)}
 }
 
-func sysAttr(r Received, name string) string {
-	for _, a := range r.Attributes {
-		if a.Name == name {
-			return a.Value
-		}
-	}
-	return ""
-}
-
 // A queue may be its own dead-letter queue. Setting it once deadlocked the
 // queue (the target's lock was taken under the queue's own). Now a message
 // past maxReceiveCount moves into the queue itself, marked as dead-lettered
@@ -65,11 +56,11 @@ func TestSelfRedrive(t *testing.T) {
 		// The third receive moves it into the queue itself and hands it out
 		// again; a long poll on a manual clock must not spin meanwhile.
 		got := receive(t, q, ReceiveInput{WaitTimeSeconds: ptr(20), SystemAttributeNames: []string{"All"}})
-		if len(got) != 1 || got[0].MessageID != sent.MessageID || sysAttr(got[0], SysDeadLetterQueueSourceArn) != q.Arn() {
+		if len(got) != 1 || got[0].MessageID != sent.MessageID || sysAttr(got[0].Attributes, SysDeadLetterQueueSourceArn) != q.Arn() {
 			t.Errorf("after the move: %+v", got)
 			return
 		}
-		if n := sysAttr(got[0], SysApproximateReceiveCount); n != "3" {
+		if n := sysAttr(got[0].Attributes, SysApproximateReceiveCount); n != "3" {
 			t.Errorf("ApproximateReceiveCount %s", n)
 		}
 		if err := q.Delete(got[0].ReceiptHandle); err != nil {
@@ -169,7 +160,7 @@ func TestRedriveCycles(t *testing.T) {
 							return
 						}
 						if lap > 0 || i > 0 {
-							if src := sysAttr(got[0], SysDeadLetterQueueSourceArn); src != qs[(i+n-1)%n].Arn() {
+							if src := sysAttr(got[0].Attributes, SysDeadLetterQueueSourceArn); src != qs[(i+n-1)%n].Arn() {
 								t.Errorf("lap %d, %s: source %s", lap, q.Name(), src)
 							}
 						}
