@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/internal/awswire"
 	"github.com/fanout/fanout/internal/id"
 	snsapi "github.com/fanout/fanout/sns/api"

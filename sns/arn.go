@@ -3,7 +3,7 @@ package sns
 import (
 	"strings"
 
-	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/awserr"
 )
 
 // arn is a parsed ARN: arn:partition:service:region:account:resource.

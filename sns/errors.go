@@ -3,7 +3,7 @@ package sns
 import (
 	"fmt"
 
-	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/awserr"
 )
 
 // The SNS error catalogue: codes as the Query protocol carries them, with

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/delivery"
-	"github.com/fanout/fanout/internal/awserr"
 )
 
 // MessageAttribute is a message attribute as a Publish call carried it; nil

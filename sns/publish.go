@@ -6,9 +6,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/filter"
-	"github.com/fanout/fanout/internal/awserr"
 	"github.com/fanout/fanout/internal/id"
 )
 

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/delivery"
-	"github.com/fanout/fanout/internal/awserr"
 	"github.com/fanout/fanout/internal/id"
 	"github.com/fanout/fanout/retrypolicy"
 )

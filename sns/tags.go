@@ -3,7 +3,7 @@ package sns
 import (
 	"sort"
 
-	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/awserr"
 )
 
 // maxTags is how many tags a topic may carry.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/awserr"
 )
 
 // Topic is one SNS topic. Its state is guarded by mu; a FIFO topic's

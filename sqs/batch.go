@@ -3,7 +3,7 @@ package sqs
 import (
 	"errors"
 
-	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/awserr"
 )
 
 // BatchFailure is one failed entry of a batch, reported with HTTP 200.

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/clock"
-	"github.com/fanout/fanout/internal/awserr"
 )
 
 // Options configure an Engine.

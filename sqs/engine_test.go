@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/clock"
-	"github.com/fanout/fanout/internal/awserr"
 )
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -1,6 +1,6 @@
 package sqs
 
-import "github.com/fanout/fanout/internal/awserr"
+import "github.com/fanout/fanout/awserr"
 
 // The SQS error catalogue. Code is the JSON shape name (after
 // "com.amazonaws.sqs#"); QueryCode is what the Query protocol and the

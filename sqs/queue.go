@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/awserr"
 )
 
 // Queue is one SQS queue. All its state is guarded by mu.

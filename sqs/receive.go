@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/awserr"
 )
 
 // System attribute names a receive may ask for.

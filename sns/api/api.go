@@ -11,7 +11,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/internal/awswire"
 	"github.com/fanout/fanout/internal/id"
 	"github.com/fanout/fanout/sns"

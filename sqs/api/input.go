@@ -8,7 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/internal/awswire"
 	"github.com/fanout/fanout/sqs"
 )

@@ -1,5 +1,12 @@
 // Package awserr is the one error type fanout's engines return. Wire codecs
 // render it in each protocol's shape; handlers never choose status codes.
+//
+// Code embedding fanout reads an engine's error with errors.As:
+//
+//	var ae *awserr.Error
+//	if errors.As(err, &ae) && ae.Code == sqs.ErrQueueDoesNotExist.Code { … }
+//
+// or matches a kind with errors.Is(err, sqs.ErrQueueDoesNotExist.New("")).
 package awserr
 
 import "fmt"
