@@ -1,13 +1,19 @@
 package fanout
 
 import (
+	"bytes"
 	"errors"
+	"io"
+	"mime"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/internal/awswire"
 	"github.com/fanout/fanout/internal/id"
+	"github.com/fanout/fanout/internal/sigv4"
 	snsapi "github.com/fanout/fanout/sns/api"
 	sqsapi "github.com/fanout/fanout/sqs/api"
 )
@@ -15,51 +21,206 @@ import (
 // maxForm bounds a Query-protocol body: a 1 MiB message, URL-encoded.
 const maxForm = 8 << 20
 
+const (
+	sqsXMLNS  = "http://queue.amazonaws.com/doc/2012-11-05/"
+	snsXMLNS  = "http://sns.amazonaws.com/doc/2010-03-31/"
+	coralJSON = "com.amazon.coral.service"
+)
+
 // dispatcher picks the service and protocol of an AWS call: X-Amz-Target
 // for JSON protocols; for the Query protocol the Version parameter, then the
 // service in the SigV4 credential scope, then the action's name.
+//
+// It also keeps web pages out: a page can make a browser send a GET or a
+// form POST to fanout without asking (no CORS preflight), but not one with
+// an Authorization or X-Amz-Target header. So a Query call must be a signed
+// POST of a form, unless allowUnsigned. With a verifier, every call's
+// signature is checked against its keys.
 type dispatcher struct {
-	sqs *sqsapi.Handler
-	sns *snsapi.Handler
+	sqs           *sqsapi.Handler
+	sns           *snsapi.Handler
+	allowUnsigned bool
+	verifier      *sigv4.Verifier
 }
 
 func newDispatcher(s *sqsapi.Handler, n *snsapi.Handler) *dispatcher {
 	return &dispatcher{sqs: s, sns: n}
 }
 
-var missingAction = awserr.Kind{Code: "MissingAction", Status: 400, Fault: awserr.Sender}
+var (
+	missingAction        = awserr.Kind{Code: "MissingAction", Status: 400, Fault: awserr.Sender}
+	malformedQuery       = awserr.Kind{Code: "MalformedQueryString", Status: 400, Fault: awserr.Sender}
+	methodNotAllowed     = awserr.Kind{Code: "MethodNotAllowed", Status: 405, Fault: awserr.Sender}
+	unsupportedMediaType = awserr.Kind{Code: "UnsupportedMediaType", Status: 415, Fault: awserr.Sender}
+)
 
 func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if target := r.Header.Get("X-Amz-Target"); target != "" {
-		svc, op, _ := strings.Cut(target, ".")
-		if svc == "AmazonSQS" {
-			d.sqs.ServeJSON(w, r, op)
-			return
-		}
-		awswire.WriteJSONError(w, id.UUID(), "com.amazon.coral.service", awserr.Kind{Code: "UnknownOperationException", Status: 400}.New(""))
+		d.serveJSON(w, r, target)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	if err := r.ParseForm(); err != nil {
+	form, body, err := readForm(w, r)
+	if err != nil {
 		if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
 			awswire.WriteTooLarge(w, maxForm)
 			return
 		}
-		awswire.WriteXMLError(w, id.UUID(), "http://queue.amazonaws.com/doc/2012-11-05/", awserr.Kind{Code: "MalformedQueryString", Status: 400}.New("The request could not be parsed."))
+		awswire.WriteXMLError(w, id.UUID(), sqsXMLNS, malformedQuery.New("The request could not be parsed."))
 		return
 	}
-	form := r.Form
 	action := form.Get("Action")
 	if action == "" {
-		awswire.WriteXMLError(w, id.UUID(), "http://queue.amazonaws.com/doc/2012-11-05/", missingAction.New("The request must contain the parameter Action."))
+		awswire.WriteXMLError(w, id.UUID(), sqsXMLNS, missingAction.New("The request must contain the parameter Action."))
 		return
 	}
-	switch service(form.Get("Version"), r.Header.Get("Authorization"), action) {
+	svc := service(form.Get("Version"), r.Header.Get("Authorization"), action)
+	if e := d.checkQuery(r, body, svc); e != nil {
+		if svc == "sns" {
+			writeSNSError(w, e)
+		} else {
+			awswire.WriteXMLError(w, id.UUID(), sqsXMLNS, e)
+		}
+		return
+	}
+	switch svc {
 	case "sns":
 		d.sns.ServeQuery(w, r, form)
 	default:
 		d.sqs.ServeQuery(w, r, form)
 	}
+}
+
+func (d *dispatcher) serveJSON(w http.ResponseWriter, r *http.Request, target string) {
+	svc, op, _ := strings.Cut(target, ".")
+	if svc != "AmazonSQS" {
+		awswire.WriteJSONError(w, id.UUID(), coralJSON, awserr.Kind{Code: "UnknownOperationException", Status: 400}.New(""))
+		return
+	}
+	if d.verifier != nil {
+		body, err := readBody(w, r)
+		if err != nil {
+			awswire.WriteTooLarge(w, maxForm)
+			return
+		}
+		if e := d.verify(r, body, "sqs"); e != nil {
+			awswire.WriteJSONError(w, id.UUID(), coralJSON, e)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	d.sqs.ServeJSON(w, r, op)
+}
+
+// checkQuery applies the browser rule and, with a verifier, checks the
+// signature of a Query call for service svc.
+func (d *dispatcher) checkQuery(r *http.Request, body []byte, svc string) *awserr.Error {
+	if d.verifier != nil {
+		// A valid signature cannot come from a page that lacks the secret,
+		// so a verified call may take any shape AWS accepts, GET included.
+		return d.verify(r, body, svc)
+	}
+	if d.allowUnsigned {
+		return nil
+	}
+	s, e := sigv4.Parse(r)
+	if e != nil {
+		return e
+	}
+	if s == nil {
+		return sigv4.ErrMissing.New(sigv4.MissingMessage)
+	}
+	if r.Method != http.MethodPost {
+		return methodNotAllowed.New("The specified method is not allowed against this resource: fanout serves Query calls only as a POST of a form (application/x-www-form-urlencoded), which a web page cannot send with a signature. Start fanout with --allow-unsigned to allow %s.", r.Method)
+	}
+	if !isForm(r) {
+		return unsupportedMediaType.New("A Query call must be a POST with Content-Type application/x-www-form-urlencoded, not %q.", clip(r.Header.Get("Content-Type")))
+	}
+	return nil
+}
+
+// verify checks r's signature with the verifier: a signature is required.
+func (d *dispatcher) verify(r *http.Request, body []byte, services ...string) *awserr.Error {
+	s, e := sigv4.Parse(r)
+	if e != nil {
+		return e
+	}
+	if s == nil {
+		return sigv4.ErrMissing.New(sigv4.MissingMessage)
+	}
+	_, e = d.verifier.Verify(r, s, body, services...)
+	return e
+}
+
+// readForm reads a Query call's parameters: the URL's, and a form body's,
+// which take precedence. It keeps the body for signature checks and sets
+// r.Form and r.PostForm, so nothing downstream reads the body again.
+func readForm(w http.ResponseWriter, r *http.Request) (url.Values, []byte, error) {
+	form, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, nil, err
+	}
+	post := url.Values{}
+	var body []byte
+	if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
+		if body, err = readBody(w, r); err != nil {
+			return nil, nil, err
+		}
+		if isForm(r) {
+			if post, err = url.ParseQuery(string(body)); err != nil {
+				return nil, nil, err
+			}
+			for k, v := range form {
+				post[k] = append(post[k], v...) // URL values come after the body's
+			}
+			form = post
+		}
+	}
+	r.Form, r.PostForm = form, post
+	return form, body, nil
+}
+
+// readBody reads a request body of at most maxForm bytes, growing its buffer
+// as the bytes arrive rather than trusting Content-Length.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 {
+		buf.Grow(int(min(n, 64<<10)))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxForm))
+	return buf.Bytes(), err
+}
+
+// writeSNSError renders e as SNS does: its ErrorResponse has no Detail.
+func writeSNSError(w http.ResponseWriter, e *awserr.Error) {
+	rid := id.UUID()
+	var x awswire.XMLWriter
+	x.Header()
+	x.OpenNS("ErrorResponse", snsXMLNS)
+	x.Open("Error")
+	x.Elem("Type", string(e.FaultOrSender()))
+	x.Elem("Code", e.QueryCodeOrCode())
+	x.Elem("Message", e.MessageFor(true))
+	x.Close("Error")
+	x.Elem("RequestId", rid)
+	x.Close("ErrorResponse")
+	h := w.Header()
+	h.Set("Content-Type", awswire.ContentXML)
+	h.Set(awswire.RequestIDHeader, rid)
+	h.Set("Content-Length", strconv.Itoa(len(x.Buf)))
+	w.WriteHeader(e.StatusFor(true))
+	_, _ = w.Write(x.Buf)
+}
+
+func isForm(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == "application/x-www-form-urlencoded"
+}
+
+func clip(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "..."
+	}
+	return s
 }
 
 // service decides which service a Query call is for.

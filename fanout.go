@@ -19,6 +19,7 @@ import (
 	"github.com/fanout/fanout/internal/admin"
 	"github.com/fanout/fanout/internal/playground"
 	"github.com/fanout/fanout/internal/signing"
+	"github.com/fanout/fanout/internal/sigv4"
 	"github.com/fanout/fanout/sns"
 	snsapi "github.com/fanout/fanout/sns/api"
 	"github.com/fanout/fanout/sqs"
@@ -47,6 +48,12 @@ type Options struct {
 	// PublicURL is the base of the links SNS puts in messages
 	// (SigningCertURL, UnsubscribeURL); default the address Start listens on.
 	PublicURL string
+	// AllowUnsigned accepts Query calls without a SigV4 signature, and as
+	// GETs or non-form POSTs: what any web page can make a browser send.
+	AllowUnsigned bool
+	// Credentials, when set, are the only keys fanout accepts: every AWS
+	// call must carry a valid SigV4 signature by one of them.
+	Credentials []Credential
 	// Pprof serves net/http/pprof under /_fanout/debug/pprof/.
 	Pprof bool
 	// Lambda maps Lambda function names to HTTP hooks that speak the Invoke
@@ -70,6 +77,13 @@ type Options struct {
 	// RecordBytes is the byte budget of the message bodies the delivery
 	// records and the SNS outbox keep; default delivery.DefaultRecordBytes.
 	RecordBytes int64
+}
+
+// Credential is an access key fanout accepts when Options.Credentials is set.
+type Credential struct {
+	AccessKeyID, SecretAccessKey string
+	// Account is the key's account id; default Options.Account.
+	Account string
 }
 
 // Server is one fanout instance.
@@ -121,6 +135,17 @@ func New(opts Options) (*Server, error) {
 	snsapi.Routes(r, snsHandler, s.signer, s.deliveries)
 	playground.Routes(r)
 	aws := newDispatcher(sqsapi.New(s.sqs, opts.Logger), snsHandler)
+	aws.allowUnsigned = opts.AllowUnsigned
+	if len(opts.Credentials) > 0 {
+		keys := make([]sigv4.Key, len(opts.Credentials))
+		for i, c := range opts.Credentials {
+			keys[i] = sigv4.Key{ID: c.AccessKeyID, Secret: c.SecretAccessKey, Account: c.Account}
+			if keys[i].Account == "" {
+				keys[i].Account = opts.Account
+			}
+		}
+		aws.verifier = sigv4.NewVerifier(keys)
+	}
 	r.PathPrefix("/").Handler(aws)
 	// AWS calls skip the router's matching: only /_fanout/ has routes.
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

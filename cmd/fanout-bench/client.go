@@ -285,7 +285,9 @@ func (c *sdkClient) deleteTopic(ctx context.Context, topicARN string) error {
 
 // rawClient speaks the wire protocols directly with net/http: request bodies
 // are assembled by byte appends from pre-escaped parts, with no reflection and
-// no signing, so its figures show what the server itself costs.
+// no signing per request, so its figures show what the server itself costs.
+// Query calls carry one fixed SigV4 Authorization header, which fanout
+// (without --credentials) requires but does not check.
 type rawClient struct {
 	hc       *http.Client
 	endpoint string
@@ -295,6 +297,9 @@ type rawClient struct {
 var (
 	hdrJSON = []string{"application/x-amz-json-1.0"}
 	hdrForm = []string{"application/x-www-form-urlencoded; charset=utf-8"}
+	hdrAuth = []string{"AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/sns/aws4_request, SignedHeaders=host;x-amz-date, " +
+		"Signature=0000000000000000000000000000000000000000000000000000000000000000"}
+	hdrDate = []string{"20260101T000000Z"}
 	targets = map[string][]string{}
 )
 
@@ -314,6 +319,9 @@ func (c *rawClient) post(ctx context.Context, contentType, target []string, body
 	req.Header["Content-Type"] = contentType
 	if target != nil {
 		req.Header["X-Amz-Target"] = target
+	} else {
+		req.Header["Authorization"] = hdrAuth
+		req.Header["X-Amz-Date"] = hdrDate
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

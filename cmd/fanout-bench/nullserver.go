@@ -83,6 +83,15 @@ func nullHandler(bodySize int) http.Handler {
 			nullSQS(w, r, strings.TrimPrefix(target, "AmazonSQS."), body, canned)
 			return
 		}
+		// As fanout does, a Query call must carry a signature (the null
+		// server does not check it).
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
+			w.Header().Set("Content-Type", "text/xml")
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprintf(w, `<ErrorResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><Error><Type>Sender</Type>`+
+				`<Code>MissingAuthenticationToken</Code><Message>Request is missing Authentication Token</Message></Error><RequestId>%s</RequestId></ErrorResponse>`, nullMessageID)
+			return
+		}
 		nullSNS(w, r, body)
 	})
 }

@@ -164,6 +164,7 @@ type serveConfig struct {
 	insecure                                bool
 	timeout                                 time.Duration
 	version                                 bool
+	door                                    doorConfig // door.go: the front door's flags
 }
 
 // serveFlags declares the serve flags. Their FANOUT_* variables are applied
@@ -188,6 +189,7 @@ func serveFlags() (*flag.FlagSet, *serveConfig) {
 	fs.BoolVar(&c.insecure, "insecure-endpoints", false, "accept self-signed certificates from https subscriptions")
 	fs.DurationVar(&c.timeout, "endpoint-timeout", 15*time.Second, "how long an HTTP/S, Lambda or SMTP endpoint has to answer")
 	fs.BoolVar(&c.version, "version", false, "print fanout's version and exit")
+	c.door.flags(fs)
 	return fs, c
 }
 
@@ -275,12 +277,16 @@ func serve(args []string, lookup func(string) (string, bool), stderr io.Writer) 
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := fanout.Start(ctx, fanout.Options{
+	opts := fanout.Options{
 		Addr: c.addr, Region: c.region, Account: c.account, Logger: log, Clock: clk,
 		NoRecreateWait: c.noRecreate, NoPurgeWait: c.noPurge, Pprof: c.pprof,
 		EnforcePolicies: c.enforce,
 		Lambda:          c.lambdas, SMTP: c.smtp, InsecureEndpoints: c.insecure, EndpointTimeout: c.timeout,
-	})
+	}
+	if err := c.door.apply(&opts); err != nil {
+		return err
+	}
+	s, err := fanout.Start(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,17 @@
 package sdktest
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
@@ -42,4 +49,27 @@ func Config() aws.Config {
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", ""),
 		HTTPClient:  HTTPClient(),
 	}
+}
+
+// Sign signs req, whose body is body, with the SDK's own SigV4 signer, as
+// an SDK client of service ("sqs" or "sns") does, with Config's credentials:
+// fanout refuses unsigned Query calls.
+func Sign(req *http.Request, body []byte, service string) {
+	sum := sha256.Sum256(body)
+	creds := aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "secret"}
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), service, "us-east-1", time.Now()); err != nil {
+		panic(err) // SignHTTP fails only on a request it cannot read
+	}
+}
+
+// PostForm sends a signed Query call: form as the body of a POST to url.
+func PostForm(url string, form url.Values, service string) (*http.Response, error) {
+	body := form.Encode()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+	Sign(req, []byte(body), service)
+	return http.DefaultClient.Do(req)
 }

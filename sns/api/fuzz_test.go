@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fanout/fanout"
+	"github.com/fanout/fanout/internal/sdktest"
 )
 
 var snsActions = []string{
@@ -30,6 +31,7 @@ func fuzzSNS(t testing.TB) (http.Handler, string) {
 	call := func(form string) {
 		req := httptest.NewRequest("POST", "/", strings.NewReader(form))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		sdktest.Sign(req, []byte(form), "sns")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code != 200 {
@@ -95,8 +97,10 @@ func FuzzSNSActions(f *testing.F) {
 		name := snsActions[int(action)%len(snsActions)]
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
-		req := httptest.NewRequest("POST", "/", strings.NewReader("Action="+name+"&Version=2010-03-31&"+form)).WithContext(ctx)
+		body := "Action=" + name + "&Version=2010-03-31&" + form
+		req := httptest.NewRequest("POST", "/", strings.NewReader(body)).WithContext(ctx)
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		sdktest.Sign(req, []byte(body), "sns")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code >= 500 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fanout/fanout"
+	"github.com/fanout/fanout/internal/sdktest"
 )
 
 // actionNames lists every SQS action, in a fixed order for the fuzzers.
@@ -103,8 +104,10 @@ func FuzzQueryActions(f *testing.F) {
 		if name == "DeleteQueue" || name == "PurgeQueue" {
 			return
 		}
-		req := httptest.NewRequest("POST", "/", strings.NewReader("Action="+name+"&Version=2012-11-05&"+form)).WithContext(shortContext(t))
+		body := "Action=" + name + "&Version=2012-11-05&" + form
+		req := httptest.NewRequest("POST", "/", strings.NewReader(body)).WithContext(shortContext(t))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		sdktest.Sign(req, []byte(body), "sqs")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code >= 500 {

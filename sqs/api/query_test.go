@@ -10,16 +10,17 @@ import (
 	"testing"
 
 	"github.com/fanout/fanout"
+	"github.com/fanout/fanout/internal/sdktest"
 )
 
-// post sends a Query-protocol call as the AWS CLI 2.9 does and returns the
-// status and body.
+// post sends a Query-protocol call as the AWS CLI 2.9 does (a signed form
+// POST) and returns the status and body.
 func post(t *testing.T, endpoint, path string, form url.Values) (int, string) {
 	t.Helper()
 	if form.Get("Version") == "" {
 		form.Set("Version", "2012-11-05")
 	}
-	resp, err := http.Post(endpoint+path, "application/x-www-form-urlencoded; charset=utf-8", strings.NewReader(form.Encode()))
+	resp, err := sdktest.PostForm(endpoint+path, form, "sqs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,17 +142,26 @@ func TestQueryBatchesAndLists(t *testing.T) {
 	}
 }
 
+// TestQueryOverGET: a GET is what any web page can make a browser send, so
+// it is refused (with AWS's answer to an unsigned call), unless fanout runs
+// with --allow-unsigned for old scripts.
 func TestQueryOverGET(t *testing.T) {
 	t.Parallel()
-	ep := startQuery(t)
-	resp, err := http.Get(ep + "/?Action=CreateQueue&QueueName=viaget&Version=2012-11-05")
-	if err != nil {
-		t.Fatal(err)
+	get := func(ep string) (int, string) {
+		resp, err := http.Get(ep + "/?Action=CreateQueue&QueueName=viaget&Version=2012-11-05")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(b), "/000000000000/viaget</QueueUrl>") {
-		t.Fatalf("%d %s", resp.StatusCode, b)
+	if code, body := get(startQuery(t)); code != 403 || !strings.Contains(body, "<Code>MissingAuthenticationToken</Code><Message>Request is missing Authentication Token</Message>") {
+		t.Fatalf("without --allow-unsigned: %d %s", code, body)
+	}
+	_, s := start(t, fanout.Options{AllowUnsigned: true})
+	if code, body := get(s.URL()); code != 200 || !strings.Contains(body, "/000000000000/viaget</QueueUrl>") {
+		t.Fatalf("with --allow-unsigned: %d %s", code, body)
 	}
 }
 
