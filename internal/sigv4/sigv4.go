@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/awserr"
 )
 
 // Algorithm is the only signing algorithm accepted.

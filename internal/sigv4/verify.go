@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fanout/fanout/internal/awserr"
+	"github.com/fanout/fanout/awserr"
 )
 
 // maxSkew is AWS's rule: a signature's time may be at most 15 minutes from
