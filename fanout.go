@@ -132,6 +132,7 @@ func New(opts Options) (*Server, error) {
 	snsHandler := snsapi.New(s.sns, opts.Logger)
 	r := mux.NewRouter()
 	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, Pprof: opts.Pprof, Settle: s.deliveries.Settle})
+	admin.TopologyRoutes(r, topology.Engines{SQS: s.sqs, SNS: s.sns})
 	snsapi.Routes(r, snsHandler, s.signer, s.deliveries)
 	playground.Routes(r)
 	aws := newDispatcher(sqsapi.New(s.sqs, opts.Logger), snsHandler)
