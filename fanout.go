@@ -101,8 +101,22 @@ type Server struct {
 	done     chan struct{}
 }
 
-// New builds a server without listening.
+// New builds a server without listening, with its topology
+// (Options.ConfigFile, Options.Topology) created.
 func New(opts Options) (*Server, error) {
+	s, err := build(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.loadTopology(); err != nil {
+		s.closeEngines()
+		return nil, err
+	}
+	return s, nil
+}
+
+// build builds a server without its topology.
+func build(opts Options) (*Server, error) {
 	if opts.Region == "" {
 		opts.Region = "us-east-1"
 	}
@@ -156,12 +170,12 @@ func New(opts Options) (*Server, error) {
 		}
 		aws.ServeHTTP(w, req)
 	})
-	if err := s.loadTopology(); err != nil {
-		s.sqs.Close()
-		s.deliveries.Close()
-		return nil, err
-	}
 	return s, nil
+}
+
+func (s *Server) closeEngines() {
+	s.sqs.Close()
+	s.deliveries.Close()
 }
 
 // loadTopology creates what Options.ConfigFile and Options.Topology declare.
@@ -225,7 +239,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
 	}
-	s, err := New(opts)
+	s, err := build(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -234,6 +248,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.listener = l
+	// The topology is created once the address is known (SNS's links in
+	// subscription confirmations name it) and before anything is served.
+	if err := s.loadTopology(); err != nil {
+		l.Close()
+		s.closeEngines()
+		return nil, err
+	}
 	s.http = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
 	s.done = make(chan struct{})
 	go func() {

@@ -25,7 +25,6 @@ func billionLaughs() string {
 	return b.String()
 }
 
-
 // TestBadFiles: each broken file is refused with every error, each with its
 // line, column and key path, and fanout starts nothing.
 func TestBadFiles(t *testing.T) {

@@ -50,4 +50,3 @@ func TestTopologyFile(t *testing.T) {
 		t.Errorf("RedrivePolicy %s", got)
 	}
 }
-
