@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/fanout/fanout/internal/jsondepth"
 )
 
 // Body matching reads the JSON body with gjson as it goes, without building
@@ -114,10 +116,18 @@ func (bm *bodyMatcher) spend(n int) bool {
 // charge accounts for scanning v.
 func (bm *bodyMatcher) charge(v gjson.Result) bool { return bm.spend(len(v.Raw)) }
 
+// validJSON reports whether s is JSON that AWS would parse: nested no
+// deeper than Jackson allows, checked in one flat pass first, since gjson's
+// validator recurses once per level (a 256 KiB body of '[' would cost it
+// about 50 MB of stack).
+func validJSON(s string) bool {
+	return jsondepth.Within(s, maxNestingDepth) && gjson.Valid(s)
+}
+
 // parseBody checks that the body is a JSON object; anything else matches
 // no body-scope policy.
 func parseBody(body string) (gjson.Result, bool) {
-	if !gjson.Valid(body) {
+	if !validJSON(body) {
 		return gjson.Result{}, false
 	}
 	r := gjson.Parse(body)

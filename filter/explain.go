@@ -71,7 +71,7 @@ func (p *Policy) Explain(m Message) Explanation {
 	if p.scope == ScopeBody {
 		root, ok := parseBody(m.Body)
 		if !ok {
-			if gjson.Valid(m.Body) {
+			if validJSON(m.Body) {
 				ex.Reason = "the message body is JSON but not a JSON object, so no MessageBody policy matches it"
 			} else {
 				ex.Reason = "the message body is not valid JSON, so no MessageBody policy matches it"
@@ -196,7 +196,7 @@ func explainAttribute(k *keyMatcher, a Attribute, ok bool) KeyExplanation {
 }
 
 func explainStringArray(k *keyMatcher, s string, ke *KeyExplanation) {
-	if !gjson.Valid(s) || !gjson.Parse(s).IsArray() {
+	if !validJSON(s) || !gjson.Parse(s).IsArray() {
 		ke.Values = []string{quoteJSON(s)}
 		if ke.Matched {
 			ke.Condition = existsSource(k, true)

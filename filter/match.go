@@ -284,7 +284,7 @@ func (k *keyMatcher) matchStringArray(s string) bool {
 		// The attribute is present, whatever its value.
 		return true
 	}
-	if !gjson.Valid(s) {
+	if !validJSON(s) {
 		return false
 	}
 	arr := gjson.Parse(s)
