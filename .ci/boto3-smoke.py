@@ -4,6 +4,8 @@ protocol (botocore checks every MD5 it is given) and SNS's Query protocol.
 Usage: boto3-smoke.py ENDPOINT. Prints 'boto3-smoke: N passed, 0 failed'."""
 import json
 import sys
+import urllib.error
+import urllib.request
 
 import boto3
 from botocore.exceptions import ClientError
@@ -73,5 +75,36 @@ try:
     check(False, "missing topic must fail")
 except ClientError as e:
     check(e.response["Error"]["Code"] == "NotFound" and e.response["ResponseMetadata"]["HTTPStatusCode"] == 404, "sns NotFound")
+
+# Custom DataType labels: good ones round-trip; one holding bytes no reply
+# could carry (sent raw, as no SDK would) is refused, so a receive of the
+# other 10 gets all 10 (it used to leave them in flight: UnicodeDecodeError).
+typed = sqs.create_queue(QueueName="boto3-types")["QueueUrl"]
+labels = ["String.custom-\u00fc", "Number.float", "Binary.gif", "String.a b/c:d"]
+for i in range(10):
+    dt = labels[i % len(labels)]
+    val = {"BinaryValue": b"\x01"} if dt.startswith("Binary") else {"StringValue": str(i)}
+    sqs.send_message(QueueUrl=typed, MessageBody="m%d" % i, MessageAttributes={"t": dict(DataType=dt, **val)})
+raw_body = (b'{"QueueUrl":"' + typed.encode() + b'","MessageBody":"bad",'
+            b'"MessageAttributes":{"t":{"DataType":"String.\xff\\u0001","StringValue":"v"}}}')
+req = urllib.request.Request(endpoint + "/", data=raw_body, method="POST", headers={
+    "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.SendMessage"})
+try:
+    urllib.request.urlopen(req)
+    check(False, "a DataType with invalid bytes must be refused")
+except urllib.error.HTTPError as e:
+    check(e.code == 400 and b"InvalidParameterValue" in e.read(), "invalid DataType refused")
+try:
+    sqs.send_message(QueueUrl=typed, MessageBody="bad", MessageAttributes={"t": {"DataType": "String.\x01", "StringValue": "v"}})
+    check(False, "a DataType with a control character must be refused")
+except ClientError as e:
+    check(e.response["Error"]["Code"] in ("InvalidParameterValue", "InvalidParameterValueException"), "control DataType refused")
+got = []
+for _ in range(5):
+    got += sqs.receive_message(QueueUrl=typed, MaxNumberOfMessages=10, MessageAttributeNames=["All"]).get("Messages", [])
+    if len(got) >= 10:
+        break
+check(sorted(m["Body"] for m in got) == sorted("m%d" % i for i in range(10)), "all 10 typed messages received")
+check(all(m["MessageAttributes"]["t"]["DataType"] == labels[int(m["Body"][1:]) % len(labels)] for m in got), "custom labels round-trip")
 
 print("boto3-smoke: %d passed, 0 failed" % passed)

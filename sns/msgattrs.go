@@ -40,7 +40,10 @@ func checkAttributes(in []MessageAttribute, field string) ([]delivery.Attribute,
 			return nil, 0, ErrValidation.New("1 validation error detected: Value null at '%s.%s.member.dataType' failed to satisfy constraint: Member must not be null", field, a.Name)
 		}
 		dt := *a.DataType
-		if !attrTypeRE.MatchString(dt) {
+		// The custom label is forwarded as given (raw delivery makes it an
+		// SQS DataType), so it holds only what a message may, within SQS's
+		// 256 bytes.
+		if !attrTypeRE.MatchString(dt) || len(dt) > 256 || !validText(dt) {
 			return nil, 0, ErrParameterValueInvalid.New("The message attribute '%s' has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String.", a.Name)
 		}
 		if a.StringValue == nil && a.BinaryValue == nil {

@@ -310,6 +310,18 @@ type BatchResult struct {
 
 const maxBatchEntries = 10
 
+// CheckBatchSize refuses an empty batch or one of more than ten entries;
+// the wire layer calls it with the count alone, before decoding any entry.
+func CheckBatchSize(n int) error {
+	if n == 0 {
+		return ErrEmptyBatchRequest.New("The batch request doesn't contain any entries.")
+	}
+	if n > maxBatchEntries {
+		return ErrTooManyEntries.New("The batch request contains more entries than permissible.")
+	}
+	return nil
+}
+
 // PublishBatch publishes up to ten messages to a topic, in order. Problems
 // with the request as a whole, malformed message attributes and FIFO ids
 // (which AWS rejects the whole batch for) fail the call; an entry whose
@@ -317,11 +329,8 @@ const maxBatchEntries = 10
 // failures and the others are published.
 // https://docs.aws.amazon.com/sns/latest/api/API_PublishBatch.html
 func (e *Engine) PublishBatch(topicArn string, entries []BatchEntry) ([]BatchResult, []BatchFailure, error) {
-	if len(entries) == 0 {
-		return nil, nil, ErrEmptyBatchRequest.New("The batch request doesn't contain any entries.")
-	}
-	if len(entries) > maxBatchEntries {
-		return nil, nil, ErrTooManyEntries.New("The batch request contains more entries than permissible.")
+	if err := CheckBatchSize(len(entries)); err != nil {
+		return nil, nil, err
 	}
 	t, err := e.topicByArn(topicArn, "TopicArn", "Publish")
 	if err != nil {

@@ -211,7 +211,13 @@ func checkAttributeValue(a MessageAttribute, kind string) *awserr.Error {
 	if len(a.DataType) > 256 {
 		return ErrInvalidParameterValue.New("Message (%s) attribute '%s' type must be shorter than 256 bytes.", kind, a.Name)
 	}
-	base, _, _ := strings.Cut(a.DataType, ".")
+	base, custom, _ := strings.Cut(a.DataType, ".")
+	// The custom label is stored and returned as given, so it may hold only
+	// what a message body may: anything else would break the XML and JSON
+	// replies that carry it back.
+	if !validBody(custom) {
+		return ErrInvalidParameterValue.New("Message (%s) attribute '%s' type contains invalid characters.", kind, a.Name)
+	}
 	switch base {
 	case "String":
 		if a.StringValue == "" {

@@ -1,16 +1,33 @@
 package awswire
 
-import "strconv"
+import (
+	"strconv"
+	"unicode/utf8"
+)
 
 // AppendJSONString appends s as a JSON string. Replies on hot paths are
 // written by hand with it: encoding/json's reflection costs more than the
-// rest of a SendMessage.
+// rest of a SendMessage. Invalid UTF-8 becomes U+FFFD, as encoding/json
+// does, so that a reply is always valid JSON.
 func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	last := 0
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size > 1 {
+				i += size
+				continue
+			}
+			dst = append(dst, s[last:i]...)
+			dst = append(dst, "\uFFFD"...)
+			i++
+			last = i
 			continue
 		}
 		dst = append(dst, s[last:i]...)
@@ -29,7 +46,8 @@ func AppendJSONString(dst []byte, s string) []byte {
 			const hex = "0123456789abcdef"
 			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		}
-		last = i + 1
+		i++
+		last = i
 	}
 	dst = append(dst, s[last:]...)
 	return append(dst, '"')

@@ -1,6 +1,9 @@
 package awswire
 
-import "strconv"
+import (
+	"strconv"
+	"unicode/utf8"
+)
 
 // XMLWriter builds an XML reply by hand: AWS's shapes are simple and fixed,
 // and writing them directly is both faster and more exact than encoding/xml.
@@ -64,29 +67,46 @@ func (w *XMLWriter) Bool(tag string, b bool) {
 
 // AppendEscaped escapes text the way SQS and SNS do: the five XML specials as
 // entities, and CR as &#xD; so that it survives XML's line-end normalisation.
+// What XML 1.0 cannot carry at all (invalid UTF-8, control characters other
+// than tab, LF and CR, U+FFFE and U+FFFF) becomes U+FFFD: engines refuse
+// such input, and this keeps every reply well-formed whatever slips by.
 func AppendEscaped(dst []byte, s string) []byte {
 	last := 0
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
+		c := s[i]
 		var esc string
-		switch s[i] {
-		case '&':
+		size := 1
+		switch {
+		case c == '&':
 			esc = "&amp;"
-		case '<':
+		case c == '<':
 			esc = "&lt;"
-		case '>':
+		case c == '>':
 			esc = "&gt;"
-		case '"':
+		case c == '"':
 			esc = "&quot;"
-		case '\'':
+		case c == '\'':
 			esc = "&apos;"
-		case '\r':
+		case c == '\r':
 			esc = "&#xD;"
+		case c < 0x20 && c != '\t' && c != '\n':
+			esc = "\uFFFD"
+		case c >= utf8.RuneSelf:
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			if (r != utf8.RuneError || size > 1) && r != 0xFFFE && r != 0xFFFF {
+				i += size
+				continue
+			}
+			esc = "\uFFFD"
 		default:
+			i++
 			continue
 		}
 		dst = append(dst, s[last:i]...)
 		dst = append(dst, esc...)
-		last = i + 1
+		i += size
+		last = i
 	}
 	return append(dst, s[last:]...)
 }

@@ -40,6 +40,11 @@ func (h *Handler) publish(r *request) (result, error) {
 }
 
 func (h *Handler) publishBatch(r *request) (result, error) {
+	// The count first: decoding an entry scans the whole form, so thousands
+	// of entries would cost quadratic work before the limit is checked.
+	if err := sns.CheckBatchSize(len(r.f.Indexes("PublishBatchRequestEntries.member"))); err != nil {
+		return nil, err
+	}
 	var entries []sns.BatchEntry
 	for _, e := range r.f.Entries("PublishBatchRequestEntries.member") {
 		in, err := publishInput(e)

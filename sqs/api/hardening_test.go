@@ -6,19 +6,23 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/fanout/fanout"
+	sqsapi "github.com/fanout/fanout/sqs/api"
 )
 
 // hostile is one in-process fanout that raw requests are served by, without
 // a network in between, so that tests can measure what a request costs.
 type hostile struct {
-	t *testing.T
-	h http.Handler
+	t   *testing.T
+	h   http.Handler
+	sqs *sqsapi.Handler // the same engine, without form parsing in front
 }
 
 func newHostile(t *testing.T) hostile {
@@ -28,7 +32,7 @@ func newHostile(t *testing.T) hostile {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	return hostile{t, s.Handler()}
+	return hostile{t, s.Handler(), sqsapi.New(s.SQS(), nil)}
 }
 
 // call sends a JSON 1.0 request with body and returns the recorded reply.
@@ -185,5 +189,92 @@ func TestStrictJSONMembers(t *testing.T) {
 	rec := h.call("ReceiveMessage", strings.NewReader(`{`+q+`,"MaxNumberOfMessages":10,"MessageAttributeNames":["All",null]}`))
 	if rec.Code != 200 || strings.Count(rec.Body.String(), `"Body":"x"`) != 3 || strings.Contains(rec.Body.String(), `"null"`) {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+}
+
+// query sends a Query-protocol request with form and returns the reply.
+func (h hostile) query(form url.Values) *httptest.ResponseRecorder {
+	form.Set("Version", "2012-11-05")
+	req := httptest.NewRequest("POST", "/", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	rec := httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req)
+	return rec
+}
+
+// A custom DataType label that a reply could not carry (invalid UTF-8, a
+// control character) is refused on both protocols, so it is never stored.
+func TestCustomDataTypeLabels(t *testing.T) {
+	h := newHostile(t)
+	h.call("CreateQueue", strings.NewReader(`{"QueueName":"types"}`))
+	qurl := "http://localhost:4566/000000000000/types"
+	const want = "Message (user) attribute 't' type contains invalid characters."
+	for _, dt := range []string{"String.\xff\x01", "Number.\x01", "Binary.a\xc3", "String.\uFFFE"} {
+		// Raw bytes as a hostile client sends them; control characters escaped, as JSON requires.
+		raw := strings.ReplaceAll(dt, "\x01", `\u0001`)
+		body := []byte(`{"QueueUrl":"` + qurl + `","MessageBody":"x","MessageAttributes":{"t":{"DataType":"` + raw + `","StringValue":"1","BinaryValue":"AQ=="}}}`)
+		rec := h.call("SendMessage", bytes.NewReader(body))
+		if typ, msg := jsonError(t, rec); rec.Code != 400 || typ != "com.amazonaws.sqs#InvalidParameterValueException" || msg != want {
+			t.Errorf("JSON %q: %d %s", dt, rec.Code, rec.Body)
+		}
+		rec = h.query(url.Values{"Action": {"SendMessage"}, "QueueUrl": {qurl}, "MessageBody": {"x"},
+			"MessageAttribute.1.Name": {"t"}, "MessageAttribute.1.Value.DataType": {dt},
+			"MessageAttribute.1.Value.StringValue": {"1"}, "MessageAttribute.1.Value.BinaryValue": {"AQ=="}})
+		if rec.Code != 400 || !strings.Contains(rec.Body.String(), "<Code>InvalidParameterValue</Code><Message>"+strings.ReplaceAll(want, "'", "&apos;")+"</Message>") {
+			t.Errorf("Query %q: %d %s", dt, rec.Code, rec.Body)
+		}
+	}
+	long := "String." + strings.Repeat("x", 250)
+	rec := h.query(url.Values{"Action": {"SendMessage"}, "QueueUrl": {qurl}, "MessageBody": {"x"},
+		"MessageAttribute.1.Name": {"t"}, "MessageAttribute.1.Value.DataType": {long}, "MessageAttribute.1.Value.StringValue": {"1"}})
+	if rec.Code != 400 || !strings.Contains(rec.Body.String(), "type must be shorter than 256 bytes") {
+		t.Errorf("long type: %d %s", rec.Code, rec.Body)
+	}
+	// Labels of printable Unicode are kept and returned as sent.
+	rec = h.query(url.Values{"Action": {"SendMessage"}, "QueueUrl": {qurl}, "MessageBody": {"x"},
+		"MessageAttribute.1.Name": {"t"}, "MessageAttribute.1.Value.DataType": {"Number.prix-€ <&>"}, "MessageAttribute.1.Value.StringValue": {"1"}})
+	if rec.Code != 200 {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	rec = h.call("ReceiveMessage", strings.NewReader(`{"QueueUrl":"`+qurl+`","MessageAttributeNames":["All"]}`))
+	if !strings.Contains(rec.Body.String(), `"DataType":"Number.prix-€ <&>"`) {
+		t.Fatalf("%s", rec.Body)
+	}
+}
+
+// Batch limits are checked on the count alone, before any entry is decoded:
+// a JSON batch of 50,000 entries or a Query batch of 9,990 costs a handful
+// of allocations, not a few per entry.
+func TestBatchLimitBeforeDecoding(t *testing.T) {
+	h := newHostile(t)
+	h.call("CreateQueue", strings.NewReader(`{"QueueName":"b"}`))
+	qurl := "http://localhost:4566/000000000000/b"
+	body := []byte(`{"QueueUrl":"` + qurl + `","Entries":[` + strings.TrimSuffix(strings.Repeat(`{"Id":"a","MessageBody":"x","ReceiptHandle":"r"},`, 50000), ",") + `]}`)
+	form := url.Values{"Version": {"2012-11-05"}, "QueueUrl": {qurl}}
+	for i := 1; i <= 3330; i++ {
+		n := strconv.Itoa(i)
+		form.Set("SendMessageBatchRequestEntry."+n+".Id", "e"+n)
+		form.Set("SendMessageBatchRequestEntry."+n+".MessageBody", "x")
+		form.Set("SendMessageBatchRequestEntry."+n+".ReceiptHandle", "r")
+	}
+	for _, action := range []string{"SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch"} {
+		var rec *httptest.ResponseRecorder
+		allocs := testing.AllocsPerRun(2, func() { rec = h.call(action, bytes.NewReader(body)) })
+		if typ, msg := jsonError(t, rec); typ != "com.amazonaws.sqs#TooManyEntriesInBatchRequest" || msg != "Maximum number of entries per request are 10. You have sent 50000." || allocs > 100 {
+			t.Errorf("JSON %s: %d %s, %v allocations", action, rec.Code, rec.Body, allocs)
+		}
+		entry := map[string]string{"SendMessageBatch": "SendMessageBatchRequestEntry", "DeleteMessageBatch": "DeleteMessageBatchRequestEntry",
+			"ChangeMessageVisibilityBatch": "ChangeMessageVisibilityBatchRequestEntry"}[action]
+		qform := url.Values{"Action": {action}}
+		for k, v := range form {
+			qform[strings.Replace(k, "SendMessageBatchRequestEntry", entry, 1)] = v
+		}
+		allocs = testing.AllocsPerRun(2, func() {
+			rec = httptest.NewRecorder()
+			h.sqs.ServeQuery(rec, httptest.NewRequest("POST", "/", nil), qform)
+		})
+		if rec.Code != 400 || !strings.Contains(rec.Body.String(), "<Code>AWS.SimpleQueueService.TooManyEntriesInBatchRequest</Code>") || allocs > 100 {
+			t.Errorf("Query %s: %d %s, %v allocations", action, rec.Code, rec.Body, allocs)
+		}
 	}
 }
