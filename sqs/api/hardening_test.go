@@ -27,7 +27,7 @@ type hostile struct {
 
 func newHostile(t *testing.T) hostile {
 	t.Helper()
-	s, err := fanout.New(fanout.Options{})
+	s, err := fanout.New(fanout.Options{AllowUnsigned: true}) // raw requests, unsigned
 	if err != nil {
 		t.Fatal(err)
 	}
