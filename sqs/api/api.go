@@ -231,14 +231,25 @@ func (h *Handler) fail(w http.ResponseWriter, rid string, query bool, op string,
 }
 
 // senderID is the caller's access key id from its SigV4 Authorization header,
-// the closest an emulator can come to AWS's SenderId.
+// the closest an emulator can come to AWS's SenderId. Only what could be an
+// access key id (16 to 128 word characters, as IAM defines it) is taken:
+// every message keeps its sender, so a header must not choose its size.
 func senderID(r *http.Request) string {
+	const anonymous = "AIDAIT2UOQQY3AUEKVGXU"
 	auth := r.Header.Get("Authorization")
-	if i := strings.Index(auth, "Credential="); i >= 0 {
-		cred := auth[i+len("Credential="):]
-		if j := strings.IndexByte(cred, '/'); j > 0 {
-			return cred[:j]
+	i := strings.Index(auth, "Credential=")
+	if i < 0 {
+		return anonymous
+	}
+	cred := auth[i+len("Credential="):]
+	j := strings.IndexByte(cred, '/')
+	if j < 16 || j > 128 {
+		return anonymous
+	}
+	for _, c := range []byte(cred[:j]) {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return anonymous
 		}
 	}
-	return "AIDAIT2UOQQY3AUEKVGXU"
+	return cred[:j]
 }

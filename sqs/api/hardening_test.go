@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -276,5 +277,47 @@ func TestBatchLimitBeforeDecoding(t *testing.T) {
 		if rec.Code != 400 || !strings.Contains(rec.Body.String(), "<Code>AWS.SimpleQueueService.TooManyEntriesInBatchRequest</Code>") || allocs > 100 {
 			t.Errorf("Query %s: %d %s, %v allocations", action, rec.Code, rec.Body, allocs)
 		}
+	}
+}
+
+// Access key ids are interned so that messages share them; a stream of
+// distinct 100 KB "ids" used to be interned forever (2,000 requests: 202 MB).
+// Only what could be an access key id is taken now, and the table is bounded.
+func TestSenderIDsDoNotAccumulate(t *testing.T) {
+	h := newHostile(t)
+	h.call("CreateQueue", strings.NewReader(`{"QueueName":"senders"}`))
+	send := func(akid string) {
+		req := httptest.NewRequest("POST", "/", strings.NewReader(`{"QueueUrl":"http://localhost:4566/000000000000/senders","MessageBody":"x"}`))
+		req.Header.Set("X-Amz-Target", "AmazonSQS.SendMessage")
+		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+akid+"/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=00")
+		rec := httptest.NewRecorder()
+		h.h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			t.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+	}
+	retained := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := retained()
+	pad := strings.Repeat("A", 100<<10)
+	for i := range 2000 {
+		send(strconv.Itoa(i) + pad)
+	}
+	for i := range 2000 { // valid-looking and distinct: past the bound, copied per message
+		send(fmt.Sprintf("AKIA%012d", i))
+	}
+	grown := int64(retained()) - int64(before)
+	t.Logf("4,000 messages with distinct sender ids retain %d bytes", grown)
+	if grown > 8<<20 {
+		t.Fatalf("4,000 messages with distinct ids retain %d bytes", grown)
+	}
+	send("AKIAIOSFODNN7EXAMPLE")
+	rec := h.call("ReceiveMessage", strings.NewReader(`{"QueueUrl":"http://localhost:4566/000000000000/senders","MaxNumberOfMessages":10,"AttributeNames":["SenderId"]}`))
+	if !strings.Contains(rec.Body.String(), `"SenderId":"AIDAIT2UOQQY3AUEKVGXU"`) {
+		t.Fatalf("a 100 KB id was not replaced by the anonymous one: %.500s", rec.Body)
 	}
 }
