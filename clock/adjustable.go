@@ -48,12 +48,17 @@ func (a *Adjustable) AfterFunc(d time.Duration, f func()) Timer {
 	return t
 }
 
-// Advance moves the clock forward by d and runs what falls due before it returns.
+// Advance moves the clock forward by d, stopping at Latest, and runs what
+// falls due before it returns.
 func (a *Adjustable) Advance(d time.Duration) {
 	if d < 0 {
 		d = 0
 	}
 	a.mu.Lock()
+	// Stop at Latest; the comparison keeps offset+d from overflowing.
+	if room := latest.Sub(time.Now()) - a.offset; d > room {
+		d = max(room, 0)
+	}
 	a.offset += d
 	a.mu.Unlock()
 	a.runDue()

@@ -24,6 +24,15 @@ type Timer interface {
 	Stop() bool
 }
 
+// latest is the latest time a movable clock reads. Engines keep times as
+// Unix nanoseconds, which end in April 2262; stopping at 2200 leaves room
+// for every deadline they add (retention, visibility, retries) to fit.
+var latest = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Latest returns the latest time Manual and Adjustable clocks read:
+// Advance and Set stop there.
+func Latest() time.Time { return latest }
+
 // Real is the wall clock.
 type Real struct{}
 

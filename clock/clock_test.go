@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -125,5 +126,35 @@ func TestAdjustableRunsTimersOnTheWallClock(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("timer did not fire on the wall clock")
+	}
+}
+
+// The clocks stop at Latest: past April 2262 Unix nanoseconds wrap (in-flight
+// messages never returned, SentTimestamp went negative), and a maximal
+// advance used to overflow Adjustable's offset back to 1974.
+func TestClocksStopAtLatest(t *testing.T) {
+	t.Parallel()
+	m := NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	ran := false
+	m.AfterFunc(time.Hour, func() { ran = true })
+	m.Advance(math.MaxInt64)
+	m.Advance(math.MaxInt64)
+	if !m.Now().Equal(Latest()) || m.Now().UnixNano() <= 0 || !ran {
+		t.Fatalf("manual: %v (%d), due work ran %v", m.Now(), m.Now().UnixNano(), ran)
+	}
+	m.Set(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC))
+	if !m.Now().Equal(Latest()) || m.Offset() <= 0 {
+		t.Fatalf("manual Set: %v, offset %v", m.Now(), m.Offset())
+	}
+	// Adjustable follows the wall clock on from Latest, at its pace.
+	a := NewAdjustable()
+	for range 3 {
+		a.Advance(math.MaxInt64)
+		if now := a.Now(); now.After(Latest().Add(time.Minute)) || now.Before(Latest().Add(-time.Minute)) || a.Offset() <= 0 {
+			t.Fatalf("adjustable: %v, offset %v", now, a.Offset())
+		}
+	}
+	if Latest().Add(14*24*time.Hour).UnixNano() <= 0 {
+		t.Fatal("Latest leaves no room for deadlines")
 	}
 }

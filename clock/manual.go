@@ -46,7 +46,8 @@ func (m *Manual) AfterFunc(d time.Duration, f func()) Timer {
 	return t
 }
 
-// Advance moves the clock forward by d and runs what falls due.
+// Advance moves the clock forward by d, stopping at Latest, and runs what
+// falls due.
 func (m *Manual) Advance(d time.Duration) {
 	if d < 0 {
 		d = 0
@@ -59,7 +60,16 @@ func (m *Manual) Advance(d time.Duration) {
 	m.runUntil(target)
 }
 
-// Set moves the clock to t (never backwards) and runs what falls due.
+// clamp stops a target at Latest.
+func clamp(t time.Time) time.Time {
+	if t.After(latest) {
+		return latest
+	}
+	return t
+}
+
+// Set moves the clock to t (never backwards, never past Latest) and runs
+// what falls due.
 func (m *Manual) Set(t time.Time) {
 	m.running.Lock()
 	defer m.running.Unlock()
@@ -67,6 +77,7 @@ func (m *Manual) Set(t time.Time) {
 }
 
 func (m *Manual) runUntil(target time.Time) {
+	target = clamp(target)
 	for {
 		m.mu.Lock()
 		if len(m.pending) == 0 || m.pending[0].at.After(target) {

@@ -109,6 +109,11 @@ func (d Deps) advanceClock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, "this server's clock cannot be moved")
 		return
 	}
+	if to := adv.Now().Add(dur); to.After(clock.Latest()) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("advance: %s would take the clock to %s, past %s, the latest time fanout's clock can read (engines keep times as Unix nanoseconds)",
+			body.Advance, to.UTC().Format(time.RFC3339), clock.Latest().Format(time.RFC3339)))
+		return
+	}
 	adv.Advance(dur)
 	if d.Settle != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), settleLimit)
