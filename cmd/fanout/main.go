@@ -3,6 +3,9 @@
 //
 //	fanout [serve] [flags]   serve SQS and SNS (the default command)
 //	fanout filter [flags]    try a filter policy on a message, offline
+//	fanout export            write a running fanout's topology (topology.go)
+//	fanout apply FILE        apply a topology file to a running fanout
+//	fanout import goaws FILE convert a goaws config into a topology file
 //	fanout version           print the version
 //	fanout help [command]    print help
 package main
@@ -44,6 +47,9 @@ const usage = `fanout: an in-memory emulator of Amazon SNS and SQS.
 Usage:
   fanout [serve] [flags]   serve SQS and SNS on one endpoint (the default command)
   fanout filter [flags]    try an SNS filter policy on a message, offline
+  fanout export            write a running fanout's topology as a file
+  fanout apply FILE        apply a topology file to a running fanout
+  fanout import goaws FILE convert a goaws config into a topology file
   fanout version           print fanout's version
   fanout help [command]    print this help, or a command's flags
 
@@ -60,6 +66,9 @@ Endpoints beyond AWS's, under /_fanout/:
   GET  /_fanout/sns/pending                  subscriptions waiting for confirmation
   GET  /_fanout/sns/outbox                   what email, sms and push endpoints received
   POST /_fanout/reset                        delete every queue, topic and subscription
+  GET  /_fanout/topology                     the queues, topics and subscriptions, as a topology file
+  POST /_fanout/topology                     apply a topology file (?prune=true, ?dryRun=true)
+  GET  /_fanout/topology/schema.json         the topology file's JSON Schema
   GET  /_fanout/playground                   the filter policy playground
   POST /_fanout/filter/test                  test a filter policy (JSON)
   /_fanout/debug/pprof/                      Go's profiler, with --pprof
@@ -97,6 +106,12 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "filter":
 		return runFilter(rest, stdout, stderr)
+	case "export":
+		return runExport(rest, stdout, stderr)
+	case "apply":
+		return runApply(rest, stdout, stderr)
+	case "import":
+		return runImport(rest, stdout, stderr)
 	case "version":
 		if len(rest) > 0 {
 			fmt.Fprintf(stderr, "fanout version: unexpected argument %q\n", rest[0])
@@ -115,12 +130,12 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		case rest[0] == "version" && len(rest) == 1:
 			fmt.Fprintln(stdout, "usage: fanout version (also fanout --version)")
 		default:
-			fmt.Fprintf(stderr, "fanout help: unknown command %q (commands: serve, filter, version, help)\n", strings.Join(rest, " "))
+			fmt.Fprintf(stderr, "fanout help: unknown command %q (commands: serve, filter, export, apply, import, version, help)\n", strings.Join(rest, " "))
 			return exitUsage
 		}
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "fanout: unknown command %q (commands: serve, filter, version, help; run 'fanout help')\n", cmd)
+		fmt.Fprintf(stderr, "fanout: unknown command %q (commands: serve, filter, export, apply, import, version, help; run 'fanout help')\n", cmd)
 		return exitUsage
 	}
 }
@@ -164,7 +179,8 @@ type serveConfig struct {
 	insecure                                bool
 	timeout                                 time.Duration
 	version                                 bool
-	door                                    doorConfig // door.go: the front door's flags
+	door                                    doorConfig     // door.go: the front door's flags
+	topo                                    topologyConfig // topology.go: --config, --init-dir
 }
 
 // serveFlags declares the serve flags. Their FANOUT_* variables are applied
@@ -190,6 +206,7 @@ func serveFlags() (*flag.FlagSet, *serveConfig) {
 	fs.DurationVar(&c.timeout, "endpoint-timeout", 15*time.Second, "how long an HTTP/S, Lambda or SMTP endpoint has to answer")
 	fs.BoolVar(&c.version, "version", false, "print fanout's version and exit")
 	c.door.flags(fs)
+	c.topo.flags(fs)
 	return fs, c
 }
 
@@ -286,13 +303,21 @@ func serve(args []string, lookup func(string) (string, bool), stderr io.Writer) 
 	if err := c.door.apply(&opts); err != nil {
 		return err
 	}
+	if err := c.topo.apply(&opts); err != nil {
+		return err
+	}
 	s, err := fanout.Start(ctx, opts)
 	if err != nil {
-		return err
+		return topologyError(err)
 	}
 	s.WarmUp() // SNS's signing key, in the background
 	log.Info("fanout listening", "endpoint", s.URL(), "region", c.region, "account", c.account)
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case err := <-c.topo.runHooks(ctx, s, c.region, log):
+		_ = s.Close()
+		return fmt.Errorf("--init-strict: %w", err)
+	}
 	log.Info("fanout shutting down")
 	return s.Close()
 }

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fanout/fanout"
+	"github.com/fanout/fanout/topology"
+)
+
+func runCLI(args ...string) (int, string, string) {
+	var out, errs strings.Builder
+	code := cli(args, &out, &errs)
+	return code, out.String(), errs.String()
+}
+
+// TestBadConfigStartsNothing: an invalid --config exits non-zero with every
+// error, before anything listens.
+func TestBadConfigStartsNothing(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(file, []byte("queues:\n  a: {attributes: {VisibilityTimeout: 99999}}\n  b: {redrive: {deadLetterQueue: nope, maxReceiveCount: 1}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI("--addr", "127.0.0.1:0", "--config", file)
+	if code != exitError {
+		t.Errorf("exit status %d", code)
+	}
+	for _, want := range []string{
+		"fanout: 2 problem(s) in the topology file; nothing was started:\n",
+		file + ":2:20: queues.a.attributes.VisibilityTimeout: InvalidAttributeValue: Invalid value for the parameter VisibilityTimeout.\n",
+		file + `:3:17: queues.b.redrive.deadLetterQueue: queue "nope" is not declared under queues`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "fanout listening") {
+		t.Error("fanout listened")
+	}
+}
+
+// TestInitStrict stops fanout when an init script fails.
+func TestInitStrict(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "10-fail.sh"), []byte("#!/bin/sh\necho no >&2\nexit 7\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI("--addr", "127.0.0.1:0", "--init-dir", dir, "--init-strict")
+	if code != exitError || !strings.Contains(stderr, "fanout: --init-strict: init scripts failed: 10-fail.sh: exit status 7") ||
+		!strings.Contains(stderr, `msg="init script failed" script=10-fail.sh exit_status=7`) {
+		t.Errorf("exit %d:\n%s", code, stderr)
+	}
+	if code, _, stderr := runCLI("--init-dir", filepath.Join(dir, "missing")); code != exitUsage || !strings.Contains(stderr, "is not a directory") {
+		t.Errorf("a missing --init-dir: %d %s", code, stderr)
+	}
+}
+
+// TestExportApplyImport drives the export, apply and import commands
+// against a fanout in-process.
+func TestExportApplyImport(t *testing.T) {
+	t.Parallel()
+	srv, err := fanout.Start(context.Background(), fanout.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	goawsFile := filepath.Join(dir, "goaws.yaml")
+	if err := os.WriteFile(goawsFile, []byte("Local:\n  Queues:\n    - Name: jobs\n  Topics:\n    - Name: events\n      Subscriptions:\n        - QueueName: jobs\n          Raw: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, converted, stderr := runCLI("import", "goaws", goawsFile)
+	if code != exitOK || converted != "queues:\n  jobs: {}\ntopics:\n  events:\n    subscriptions:\n      - queue: jobs\n        raw: true\n" {
+		t.Fatalf("import: %d\n%s\n%s", code, converted, stderr)
+	}
+	file := filepath.Join(dir, "topology.yaml")
+	if err := os.WriteFile(file, []byte(converted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI("apply", "--endpoint", srv.URL(), file)
+	if code != exitOK || !strings.Contains(out, `"action": "subscribe"`) {
+		t.Fatalf("apply: %d %s %s", code, out, stderr)
+	}
+	code, out, _ = runCLI("apply", "--endpoint", srv.URL(), file)
+	if code != exitOK || !strings.Contains(out, `"changes": []`) {
+		t.Errorf("apply again: %d %s", code, out)
+	}
+	code, out, stderr = runCLI("export", "--endpoint", srv.URL())
+	if code != exitOK || out != converted {
+		t.Errorf("export: %d\n%s\nwant\n%s%s", code, out, converted, stderr)
+	}
+	if _, err := topology.Parse([]byte(out), "export"); err != nil {
+		t.Error(err)
+	}
+	if code, _, stderr = runCLI("export", "--endpoint", "http://127.0.0.1:1"); code != exitError || !strings.Contains(stderr, "fanout export: ") {
+		t.Errorf("export from nowhere: %d %s", code, stderr)
+	}
+	if code, _, _ = runCLI("import", "elasticmq", file); code != exitUsage {
+		t.Errorf("import of another kind: %d", code)
+	}
+}
