@@ -149,6 +149,7 @@ func build(opts Options) (*Server, error) {
 	admin.TopologyRoutes(r, topology.Engines{SQS: s.sqs, SNS: s.sns})
 	snsapi.Routes(r, snsHandler, s.signer, s.deliveries)
 	playground.Routes(r)
+	s.resetRoutes(r)
 	aws := newDispatcher(sqsapi.New(s.sqs, opts.Logger), snsHandler)
 	aws.allowUnsigned = opts.AllowUnsigned
 	if len(opts.Credentials) > 0 {
@@ -164,7 +165,7 @@ func build(opts Options) (*Server, error) {
 	r.PathPrefix("/").Handler(aws)
 	// AWS calls skip the router's matching: only /_fanout/ has routes.
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if strings.HasPrefix(req.URL.Path, "/_fanout/") {
+		if strings.HasPrefix(req.URL.Path, "/_fanout/") || routedOutside(req.URL.Path) {
 			r.ServeHTTP(w, req)
 			return
 		}

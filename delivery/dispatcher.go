@@ -126,6 +126,8 @@ type Dispatcher struct {
 	inlineTimers bool
 	scheduled    atomic.Int64 // jobs waiting on a clock timer
 	closed       atomic.Bool
+	generation   atomic.Uint64 // bumped by Reset
+	parked       parkedJobs
 }
 
 // New returns a dispatcher.

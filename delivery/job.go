@@ -3,6 +3,7 @@ package delivery
 import (
 	"time"
 
+	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/retrypolicy"
 )
 
@@ -17,16 +18,17 @@ type job struct {
 	policy retrypolicy.Policy
 	rec    *Record
 
-	attempts  int       // attempts made so far
-	due       time.Time // when the next attempt is due, on the clock
-	throttled bool      // due is a throttle slot already reserved
-	tracked   bool      // counted by the tracker (see Settle)
-	epoch     uint64
+	attempts   int       // attempts made so far
+	due        time.Time // when the next attempt is due, on the clock
+	throttled  bool      // due is a throttle slot already reserved
+	tracked    bool      // counted by the tracker (see Settle)
+	epoch      uint64
+	generation uint64 // the dispatcher's at the job's start (see Reset)
 }
 
 func (d *Dispatcher) newJob(m *Message, c *Control, sub Subscriber, ep endpoint) *job {
 	now := d.clock.Now()
-	j := &job{msg: m, ctl: c, sub: sub, ep: ep, policy: sub.policy(), due: now}
+	j := &job{msg: m, ctl: c, sub: sub, ep: ep, policy: sub.policy(), due: now, generation: d.generation.Load()}
 	r := &Record{
 		TopicArn: "", SubscriptionArn: sub.Arn, Protocol: sub.Protocol, Endpoint: sub.Endpoint,
 		Status: StatusPending, Created: now, MaxAttempts: j.policy.Attempts(), Attempts: make([]Attempt, 0, 1),
@@ -64,7 +66,8 @@ func (d *Dispatcher) work(j *job) { _ = d.run(j) }
 // remote attempts go to the pool, so no network call holds up the clock.
 func (d *Dispatcher) fire(j *job) {
 	d.scheduled.Add(-1)
-	if d.closed.Load() {
+	d.parked.remove(j)
+	if d.closed.Load() || d.stale(j) {
 		return
 	}
 	if j.msg != nil && j.sub.Gone != nil && j.sub.Gone() {
@@ -88,6 +91,10 @@ func (d *Dispatcher) run(j *job) error {
 	var first error
 	made := false
 	for {
+		if d.stale(j) { // reset: attempt, record and schedule nothing more
+			d.tracker.end(j)
+			return first
+		}
 		now := d.clock.Now()
 		if j.due.After(now) {
 			// The timer is set before the job stops counting, so that a
@@ -109,6 +116,10 @@ func (d *Dispatcher) run(j *job) error {
 		}
 		j.throttled = false
 		res, end := d.attempt(j)
+		if d.stale(j) {
+			d.tracker.end(j)
+			return first
+		}
 		if !made {
 			made = true
 			if res.err != nil {
@@ -125,7 +136,9 @@ func (d *Dispatcher) run(j *job) error {
 // park waits for the job's next attempt on a clock timer.
 func (d *Dispatcher) park(j *job) {
 	d.scheduled.Add(1)
-	d.clock.AfterFunc(j.due.Sub(d.clock.Now()), func() { d.fire(j) })
+	d.parked.add(j, func() clock.Timer {
+		return d.clock.AfterFunc(j.due.Sub(d.clock.Now()), func() { d.fire(j) })
+	})
 }
 
 // attempt makes one attempt and returns its result and the moment, on the

@@ -150,7 +150,15 @@ func (e *Engine) DeleteTopic(topicArn string) error {
 		return nil
 	}
 	delete(e.topics, name)
+	e.dropTopic(t)
+	return nil
+}
+
+// dropTopic ends a topic taken out of e.topics and its subscriptions.
+// Callers hold e.mu.
+func (e *Engine) dropTopic(t *Topic) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.gone = true
 	for _, s := range t.subs {
 		s.remove()
@@ -161,8 +169,6 @@ func (e *Engine) DeleteTopic(topicArn string) error {
 	}
 	t.subs = nil
 	t.archive = nil
-	t.mu.Unlock()
-	return nil
 }
 
 // pageSize is how many items a List* call returns at most.

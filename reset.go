@@ -1,0 +1,57 @@
+package fanout
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/gorilla/mux"
+)
+
+// Reset puts the server back as New left it: every queue, topic and
+// subscription is deleted, pending deliveries and retries are cancelled, the
+// delivery records and the outbox are emptied, and the topology of
+// Options.ConfigFile and Options.Topology is created again. Long polls in
+// progress return no messages. The clock keeps its time.
+//
+// POST /_fanout/reset and moto's POST /moto-api/reset call it.
+func (s *Server) Reset() error {
+	s.sns.Reset() // first, so no new delivery starts from an old subscription
+	s.deliveries.Reset()
+	s.sqs.Reset()
+	return s.loadTopology()
+}
+
+// resetPaths are the reset endpoints: fanout's, and moto's for users coming
+// from moto (LocalStack has no such endpoint for SQS and SNS).
+var resetPaths = []string{"/_fanout/reset", "/moto-api/reset"}
+
+func (s *Server) resetRoutes(r *mux.Router) {
+	for _, p := range resetPaths {
+		r.HandleFunc(p, s.serveReset).Methods(http.MethodPost)
+	}
+}
+
+// routedOutside reports whether a path outside /_fanout/ has a route.
+func routedOutside(path string) bool { return strings.HasPrefix(path, "/moto-api/") }
+
+func (s *Server) serveReset(w http.ResponseWriter, req *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if q := req.URL.Query(); len(q) > 0 {
+		names := make([]string, 0, len(q))
+		for k := range q {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": "unknown parameter " + names[0] + ": a reset takes none"})
+		return
+	}
+	if err := s.Reset(); err != nil {
+		w.WriteHeader(http.StatusBadRequest) // the topology file no longer applies: the user's to fix
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": "reset, then creating the topology again: " + err.Error()})
+		return
+	}
+	_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok"})
+}
