@@ -1,7 +1,9 @@
 package sqs
 
 import (
+	"bytes"
 	"errors"
+	"strings"
 
 	"github.com/fanout/fanout/awserr"
 )
@@ -115,7 +117,7 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 	msgs := make([]*message, 0, len(entries))
 	delays := make([]*int, 0, len(entries))
 	for _, e := range entries {
-		m, res, perr := q.prepare(e.SendInput)
+		m, res, perr := q.prepare(detached(e.SendInput))
 		if perr != nil {
 			failed = append(failed, Failure(e.ID, perr))
 			continue
@@ -134,4 +136,27 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 		q.admit(m, delays[i], now, &ok[i].SendResult)
 	}
 	return ok, failed, nil
+}
+
+// detached copies the strings of one entry of a batch. A decoder may hand
+// them out as slices of the request body: kept as they are, one stored
+// message would keep its nine neighbours' bodies alive with it.
+func detached(in SendInput) SendInput {
+	in.Body = strings.Clone(in.Body)
+	in.GroupID, in.DeduplicationID = strings.Clone(in.GroupID), strings.Clone(in.DeduplicationID)
+	in.Attributes = detachedAttributes(in.Attributes)
+	in.SystemAttributes = detachedAttributes(in.SystemAttributes)
+	return in
+}
+
+func detachedAttributes(as []MessageAttribute) []MessageAttribute {
+	if len(as) == 0 {
+		return as
+	}
+	out := make([]MessageAttribute, len(as))
+	for i, a := range as {
+		out[i] = MessageAttribute{Name: strings.Clone(a.Name), DataType: strings.Clone(a.DataType),
+			StringValue: strings.Clone(a.StringValue), BinaryValue: bytes.Clone(a.BinaryValue)}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -128,7 +129,11 @@ func (f *fifoState) checkDedup(key string, now time.Time) (dedupEntry, bool) {
 	return e, ok
 }
 
+// remember keeps key for the deduplication window. It keeps a copy: the key
+// may be a slice of the request's body, which would stay alive with it for
+// five minutes (a SendMessageBatch body per entry, found by the soak).
 func (f *fifoState) remember(key string, e dedupEntry) {
+	key = strings.Clone(key)
 	f.dedup[key] = e
 	f.dedupLog = append(f.dedupLog, dedupKey{key, e.at})
 }
