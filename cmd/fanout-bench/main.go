@@ -43,6 +43,13 @@
 // retried at once by the subscription's DeliveryPolicy (4 attempts at
 // most); the notes give attempts per message and fanout's own counts.
 //
+// --soak D does no scenarios: it runs mixed SQS and SNS traffic for D with
+// 64 clients and checks at-least-once delivery, FIFO order and one receive
+// per FIFO group at a time, sampling the server's RSS and goroutines and
+// counting 5xx (soak.go, soakcheck.go). For example:
+//
+//	nice -n 10 go run ./cmd/fanout-bench --soak 30m
+//
 // --memory N does no scenarios: it pre-fills N --size messages into one
 // queue of a fresh fanout and prints VmRSS before and after, VmHWM, and the
 // live heap after a GC, each per message.
@@ -86,10 +93,11 @@ type config struct {
 	queued      int
 	groups      []int
 	subs        []int
-	filtered    []int     // filter-policy subscription counts for publish-filtered
-	sinkFail    []float64 // shares of sink requests answered 500, http-delivery
-	window      int       // most published, unresolved messages in http-delivery
-	memory      int       // --memory: messages to pre-fill; 0 runs the scenarios
+	filtered    []int       // filter-policy subscription counts for publish-filtered
+	sinkFail    []float64   // shares of sink requests answered 500, http-delivery
+	window      int         // most published, unresolved messages in http-delivery
+	memory      int         // --memory: messages to pre-fill; 0 runs the scenarios
+	soak        soakOptions // --soak: its duration; 0 runs the scenarios
 	rounds      int
 	fanoutBin   string
 	json        bool
@@ -137,6 +145,10 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		fail    = fs.String("sink-fail", "0", "comma list of shares of notification requests the http-delivery sink fails with 500 (e.g. 0,0.5)")
 		window  = fs.Int("window", 256, "http-delivery: most messages published and not yet delivered (or given up)")
 		memory  = fs.Int("memory", 0, "instead of scenarios: pre-fill this many --size messages into one queue of a fresh fanout and print its RSS (e.g. 1000000)")
+		soakD   = fs.Duration("soak", 0, "instead of scenarios: mixed SQS and SNS traffic for this long (e.g. 30m) with --clients (64 unless given), checking at-least-once, FIFO order and one receive per FIFO group; reports RSS, goroutines and 5xx over time")
+		soakS   = fs.Duration("soak-sample", 0, "--soak: how often to sample RSS and goroutines (default a 30th of --soak, at least 1s)")
+		soakDr  = fs.Duration("soak-drain", 2*time.Minute, "--soak: most time for consumers to drain after the traffic")
+		soakW   = fs.Int("soak-window", 2000, "--soak: producers pause while a queue holds this many messages not yet received")
 		rounds  = fs.Int("rounds", 0, "rounds per scenario and target; results are medians (default 3 with --target both, else 1)")
 		bin     = fs.String("fanout-bin", "", "fanout binary to launch (default: go build ./cmd/fanout)")
 		asJSON  = fs.Bool("json", false, "print results as JSON on stdout (the text report moves to stderr)")
@@ -148,6 +160,11 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	clientsGiven := false
+	fs.Visit(func(f *flag.Flag) { clientsGiven = clientsGiven || f.Name == "clients" })
+	if *soakD > 0 && !clientsGiven {
+		*clients = 64
 	}
 	cfg := &config{
 		scenarios: splitList(*scen),
@@ -161,6 +178,11 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		memory:    *memory,
 		fanoutBin: *bin,
 		json:      *asJSON,
+		soak: soakOptions{duration: *soakD, sample: *soakS, drain: *soakDr, clients: *clients,
+			size: *size, window: *soakW},
+	}
+	if cfg.soak.sample <= 0 {
+		cfg.soak.sample = max(cfg.soak.duration/30, time.Second)
 	}
 	for _, s := range cfg.scenarios {
 		if findScenario(s) == nil {
@@ -222,6 +244,14 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		return nil, errors.New("--memory must be 0..100000000")
 	case cfg.memory > 0 && !slices.Equal(cfg.targets, []string{"fanout"}):
 		return nil, errors.New("--memory needs --target fanout: it reads the RSS of a fanout it starts")
+	case cfg.soak.duration < 0 || cfg.soak.duration > 24*time.Hour:
+		return nil, errors.New("--soak must be in [0, 24h]")
+	case cfg.soak.duration > 0 && (len(cfg.targets) != 1 || cfg.targets[0] == "null"):
+		return nil, errors.New("--soak needs --target fanout or the URL of a running fanout")
+	case cfg.soak.duration > 0 && cfg.clients < minSoakClients:
+		return nil, fmt.Errorf("--soak needs --clients %d or more", minSoakClients)
+	case cfg.soak.window < 1 || cfg.soak.drain <= 0:
+		return nil, errors.New("--soak-window must be at least 1 and --soak-drain positive")
 	}
 	return cfg, nil
 }
@@ -357,6 +387,9 @@ func run(ctx context.Context, cfg *config) error {
 
 	if cfg.memory > 0 {
 		return runMemory(ctx, cfg, bin, report)
+	}
+	if cfg.soak.duration > 0 {
+		return runSoakCommand(ctx, cfg, bin, report)
 	}
 
 	var targets []*target
