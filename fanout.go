@@ -54,6 +54,15 @@ type Options struct {
 	// Credentials, when set, are the only keys fanout accepts: every AWS
 	// call must carry a valid SigV4 signature by one of them.
 	Credentials []Credential
+	// AllowedHosts are host names Start answers to besides the loopback
+	// names (localhost, *.localhost, *.localhost.localstack.cloud) and IP
+	// addresses: "name", "*.example.com", or "*" for any. Other Host headers
+	// are refused, against DNS rebinding.
+	AllowedHosts []string
+	// ReadTimeout bounds reading a request, body included, and IdleTimeout
+	// how long a keep-alive connection may wait for its next request;
+	// defaults 60 s and 120 s.
+	ReadTimeout, IdleTimeout time.Duration
 	// Pprof serves net/http/pprof under /_fanout/debug/pprof/.
 	Pprof bool
 	// Lambda maps Lambda function names to HTTP hooks that speak the Invoke
@@ -256,7 +265,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		s.closeEngines()
 		return nil, err
 	}
-	s.http = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	s.http = s.httpServer(s.frontDoor(l, s.handler))
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)

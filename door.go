@@ -1,0 +1,80 @@
+package fanout
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/fanout/fanout/awserr"
+	"github.com/fanout/fanout/internal/awswire"
+	"github.com/fanout/fanout/internal/hostcheck"
+	"github.com/fanout/fanout/internal/id"
+)
+
+// The HTTP server's limits. Reads are bounded so that a client that sends
+// half a body, or opens connections and sends nothing, is cut off; writes
+// outlast the longest call (a 20-second long poll, a 30-second profile).
+const (
+	defaultReadTimeout = 60 * time.Second
+	defaultIdleTimeout = 120 * time.Second
+	writeTimeout       = 2 * time.Minute
+	readHeaderTimeout  = 10 * time.Second
+	maxHeaderBytes     = 64 << 10
+)
+
+var accessDenied = awserr.Kind{Code: "AccessDenied", Status: 403, Fault: awserr.Sender}
+
+// httpServer is the http.Server Start runs, with its limits.
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	read, idle := s.opts.ReadTimeout, s.opts.IdleTimeout
+	if read <= 0 {
+		read = defaultReadTimeout
+	}
+	if idle <= 0 {
+		idle = defaultIdleTimeout
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: min(readHeaderTimeout, read),
+		ReadTimeout:       read,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idle,
+		MaxHeaderBytes:    maxHeaderBytes,
+	}
+}
+
+// frontDoor wraps the handler Start serves on l: the Host check against
+// DNS rebinding. On an address other computers can reach it also warns that
+// anyone who reaches fanout can drive it.
+func (s *Server) frontDoor(l net.Listener, next http.Handler) http.Handler {
+	bind, _, _ := net.SplitHostPort(l.Addr().String())
+	hosts := hostcheck.New(bind, s.opts.AllowedHosts)
+	if !hostcheck.IsLoopback(bind) && len(s.opts.Credentials) == 0 {
+		s.opts.Logger.Warn("fanout listens on an address other machines can reach and has no authentication: anyone who reaches it can read and change every queue and topic (use --credentials to require signed calls)", "addr", l.Addr().String())
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hosts.Allowed(r.Host) {
+			refuse(w, r, accessDenied.New("fanout refuses Host %q: it answers only to %s, so that a web page cannot reach it by DNS rebinding; add names with --allowed-hosts.", clip(r.Host), hosts.Describe()))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// refuse answers a request fanout will not serve in the shape its client
+// reads: AWS JSON for JSON calls, Query XML for other AWS calls, text for
+// fanout's own endpoints.
+func refuse(w http.ResponseWriter, r *http.Request, e *awserr.Error) {
+	switch {
+	case r.Header.Get("X-Amz-Target") != "":
+		awswire.WriteJSONError(w, id.UUID(), coralJSON, e)
+	case strings.HasPrefix(r.URL.Path, "/_fanout/"):
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(e.StatusFor(true))
+		_, _ = w.Write([]byte(e.Message + "\n"))
+	default:
+		awswire.WriteXMLError(w, id.UUID(), sqsXMLNS, e)
+	}
+}
