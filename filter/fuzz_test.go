@@ -157,6 +157,11 @@ func FuzzMatch(f *testing.F) {
 	}
 	f.Add(uint8(5), `{"a":{"b":"x"},"a.b":"y","a":[{"b":"p1","c":1},{"b":["z"]}]}`, "String.Array", `["x",1,null]`)
 	f.Add(uint8(6), `{"a":[[[[{"c":{}}]]]],"r":[{"s":[{"t":"10.1.1.1"}]}]}`, "Number", "50")
+	// The big cases: nesting at and far past the bound, huge objects.
+	deep := func(n int) string { return `{"a":` + strings.Repeat("[", n) + `"x"` + strings.Repeat("]", n) + `}` }
+	f.Add(uint8(0), deep(maxNestingDepth-1), "String.Array", strings.Repeat("[", 100000))
+	f.Add(uint8(1), deep(100000), "String", "x")
+	f.Add(uint8(2), "{"+strings.Repeat(`"a":{"b":1},`, 20000)+`"a":"x"}`, "String.Array", "["+strings.Repeat(`"x",`, 20000)+`"y"]`)
 	policies := make([]*Policy, len(fuzzPolicies))
 	for i, fp := range fuzzPolicies {
 		policies[i] = MustCompile(fp.policy, fp.scope)
@@ -202,6 +207,9 @@ func FuzzCompile(f *testing.F) {
 			f.Add(tc.policy, tc.scope == ScopeBody, `{"a":"x"}`)
 		}
 	}
+	f.Add(strings.Repeat("[", 100000), true, `{"a":"x"}`)
+	f.Add(`{"a":[`+strings.Repeat(`"x",`, 20000)+`"y"]}`, false, strings.Repeat("[", 100000))
+	f.Add(`{"a":["x"]}`, true, `{"a":`+strings.Repeat("[", 999)+`"x"`+strings.Repeat("]", 999)+`}`)
 	f.Fuzz(func(t *testing.T, policy string, body bool, message string) {
 		scope := ScopeAttributes
 		if body {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,26 @@ func FuzzSNSActions(f *testing.F) {
 		"SubscriptionArn=" + te + "%3Aabc&AttributeName=DeliveryPolicy&AttributeValue=%7B%22healthyRetryPolicy%22%3A%7B%7D%7D",
 		"Name=x.fifo&Attributes.entry.1.key=FifoTopic&Attributes.entry.1.value=true&Attributes.entry.2.key=ArchivePolicy&Attributes.entry.2.value=%7B",
 		"ResourceArn=" + te + "&Tags.member.99999999999999999999.Key=k",
+	} {
+		f.Add(uint8(i), form)
+	}
+	// The big cases: deep nesting, huge attribute and entry sets, long ids.
+	var attrs, entries strings.Builder
+	for i := 1; i <= 2000; i++ {
+		n := strconv.Itoa(i)
+		attrs.WriteString("&MessageAttributes.entry." + n + ".Name=a" + n + "&MessageAttributes.entry." + n + ".Value.DataType=String&MessageAttributes.entry." + n + ".Value.StringValue=v")
+	}
+	for i := 1; i <= 9000; i++ {
+		entries.WriteString("&PublishBatchRequestEntries.member." + strconv.Itoa(i) + ".Id=e" + strconv.Itoa(i))
+	}
+	for i, form := range []string{
+		"TopicArn=" + te + "&Message=m" + attrs.String(),
+		"TopicArn=" + te + entries.String(),
+		"TopicArn=" + te + strings.Repeat("t", 100<<10) + "&Message=m",
+		"TopicArn=" + te + "&Message=" + strings.Repeat("%5B", 50000) + "&MessageStructure=json",
+		"TopicArn=" + te + "&Protocol=sqs&Endpoint=arn%3Aaws%3Asqs%3Aus-east-1%3A000000000000%3Afq&Attributes.entry.1.key=FilterPolicy&Attributes.entry.1.value=" + strings.Repeat("%7B%22a%22%3A", 20000),
+		"TopicArn=" + te + "&Message=m&MessageAttributes.entry.1.Name=t&MessageAttributes.entry.1.Value.DataType=String.%FF%01&MessageAttributes.entry.1.Value.StringValue=v",
+		"Name=deep&Attributes.entry.1.key=Policy&Attributes.entry.1.value=" + strings.Repeat("%5B", 50000),
 	} {
 		f.Add(uint8(i), form)
 	}

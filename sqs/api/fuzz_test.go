@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,10 @@ func FuzzJSONActions(f *testing.F) {
 	} {
 		f.Add(uint8(i), body)
 	}
+	// The big cases: deep nesting, huge member sets, long ids.
+	for i, body := range bigJSONSeeds(q) {
+		f.Add(uint8(i), body)
+	}
 	runs := 0
 	f.Fuzz(func(t *testing.T, action uint8, body string) {
 		if runs++; runs%500 == 0 {
@@ -95,6 +100,9 @@ func FuzzQueryActions(f *testing.F) {
 	} {
 		f.Add(uint8(i), form)
 	}
+	for i, form := range bigQuerySeeds(q) {
+		f.Add(uint8(i), form)
+	}
 	runs := 0
 	f.Fuzz(func(t *testing.T, action uint8, form string) {
 		if runs++; runs%500 == 0 {
@@ -114,4 +122,52 @@ func FuzzQueryActions(f *testing.F) {
 			t.Fatalf("%s %q: %d %s", name, form, rec.Code, rec.Body)
 		}
 	})
+}
+
+// bigJSONSeeds are JSON bodies past what mutation of small seeds reaches:
+// nesting far beyond the bound, thousands of members, 100 KB ids.
+func bigJSONSeeds(q string) []string {
+	long := strings.Repeat("i", 100<<10)
+	many := func(n int, item func(i int) string) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = item(i)
+		}
+		return strings.Join(parts, ",")
+	}
+	return []string{
+		strings.Repeat("[", 100000),
+		`{"QueueUrl":"` + q + `","MessageBody":"x","X":` + strings.Repeat(`{"a":`, 2000) + `1` + strings.Repeat("}", 2000) + `}`,
+		`{"QueueUrl":"` + q + `","MessageBody":"x","MessageAttributes":{` + many(2000, func(i int) string {
+			return `"a` + strconv.Itoa(i) + `":{"DataType":"String.` + strconv.Itoa(i) + `","StringValue":"v"}`
+		}) + `}}`,
+		`{"QueueUrl":"` + q + `","Entries":[` + many(5000, func(i int) string {
+			return `{"Id":"e` + strconv.Itoa(i) + `","MessageBody":"b","ReceiptHandle":"r","VisibilityTimeout":1}`
+		}) + `]}`,
+		`{"QueueName":"big","Attributes":{` + many(1000, func(i int) string { return `"A` + strconv.Itoa(i) + `":"1"` }) + `},"tags":{"k":"` + long + `"}}`,
+		`{"QueueUrl":"` + q + long + `","Entries":[{"Id":"` + long + `","MessageBody":"b"}],"ReceiptHandle":"` + long + `"}`,
+		`{"QueueName":"deep","Attributes":{"RedrivePolicy":"` + strings.Repeat("[", 50000) + `","Policy":"` + strings.Repeat(`{\"a\":`, 20000) + `"}}`,
+		`{"QueueUrl":"` + q + `","MessageBody":"x","MessageAttributes":{"t":{"DataType":"String.\xff\u0001","StringValue":"v"}}}`,
+	}
+}
+
+// bigQuerySeeds are the Query-protocol counterparts of bigJSONSeeds.
+func bigQuerySeeds(q string) []string {
+	var attrs, entries strings.Builder
+	for i := 1; i <= 2000; i++ {
+		n := strconv.Itoa(i)
+		attrs.WriteString("&MessageAttribute." + n + ".Name=a" + n + "&MessageAttribute." + n + ".Value.DataType=String&MessageAttribute." + n + ".Value.StringValue=v")
+	}
+	for i := 1; i <= 3000; i++ {
+		n := strconv.Itoa(i)
+		entries.WriteString("&SendMessageBatchRequestEntry." + n + ".Id=e" + n + "&SendMessageBatchRequestEntry." + n + ".MessageBody=b")
+	}
+	qe := url.QueryEscape(q)
+	return []string{
+		"QueueUrl=" + qe + "&MessageBody=x" + attrs.String(),
+		"QueueUrl=" + qe + entries.String(),
+		"QueueName=" + strings.Repeat("n", 100<<10),
+		"QueueName=deep&Attribute.1.Name=RedrivePolicy&Attribute.1.Value=" + strings.Repeat("%5B", 50000),
+		"QueueUrl=" + qe + "&MessageBody=x&MessageAttribute.1.Name=t&MessageAttribute.1.Value.DataType=String.%FF%01&MessageAttribute.1.Value.StringValue=v",
+	}
 }
