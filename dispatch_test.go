@@ -26,6 +26,14 @@ func TestQueryBodyLimit(t *testing.T) {
 	if rec.Code != http.StatusRequestEntityTooLarge || rec.Body.String() != "HTTP content length exceeded 8388608 bytes." {
 		t.Fatalf("%d %.300s", rec.Code, rec.Body)
 	}
+	// More parameters than net/url parses (10,000) is a malformed form.
+	req = httptest.NewRequest("POST", "/", strings.NewReader("Action=ListQueues"+strings.Repeat("&a=1", 10000)))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 400 || !strings.Contains(rec.Body.String(), "<Code>MalformedQueryString</Code>") {
+		t.Fatalf("10,001 parameters: %d %s", rec.Code, rec.Body)
+	}
 	// Within the limit, a malformed form is still MalformedQueryString.
 	req = httptest.NewRequest("POST", "/", strings.NewReader("Action=ListQueues&%zz"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")

@@ -27,6 +27,7 @@ func TestDeepJSONIsRefusedCheaply(t *testing.T) {
 	arr := MustCompile(`{"a":["x"]}`, ScopeAttributes)
 	attrs := map[string]Attribute{"a": {DataType: "String.Array", StringValue: strings.Repeat("[", 256<<10)}}
 	var before, after runtime.MemStats
+	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for range 4 {
 		if body.Match(Message{Body: deep}) || arr.Match(Message{Attributes: attrs}) {
@@ -36,7 +37,8 @@ func TestDeepJSONIsRefusedCheaply(t *testing.T) {
 		_ = arr.Explain(Message{Attributes: attrs})
 	}
 	runtime.ReadMemStats(&after)
-	if grown := int64(after.StackSys) - int64(before.StackSys); grown > 1<<20 {
-		t.Fatalf("stacks grew by %d bytes", grown)
+	// Deep stacks come from heap spans: they would show in Sys.
+	if grown := int64(after.Sys) - int64(before.Sys); grown > 16<<20 {
+		t.Fatalf("the process grew by %d bytes", grown)
 	}
 }
