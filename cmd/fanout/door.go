@@ -2,19 +2,23 @@ package main
 
 import (
 	"flag"
+	"os"
 	"strings"
 
 	"github.com/fanout/fanout"
+	"github.com/fanout/fanout/internal/sigv4"
 )
 
 // doorConfig is the front door's flags: who may call fanout, and how.
 type doorConfig struct {
 	allowUnsigned bool
 	allowedHosts  string
+	credentials   string
 }
 
 func (d *doorConfig) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&d.allowUnsigned, "allow-unsigned", false, "accept Query calls without a SigV4 signature, and as GETs: what any web page can make a browser send")
+	fs.StringVar(&d.credentials, "credentials", "", "FILE of access keys, one a line: ACCESS_KEY_ID SECRET [ACCOUNT]; every call must then be signed by one of them, as AWS checks")
 	fs.StringVar(&d.allowedHosts, "allowed-hosts", "", "comma-separated host names fanout answers to besides localhost and IP addresses (name, *.example.com, or * for any); others are refused against DNS rebinding")
 }
 
@@ -22,6 +26,20 @@ func (d *doorConfig) flags(fs *flag.FlagSet) {
 func (d *doorConfig) apply(o *fanout.Options) error {
 	o.AllowUnsigned = d.allowUnsigned
 	o.AllowedHosts = splitList(d.allowedHosts)
+	if d.credentials != "" {
+		f, err := os.Open(d.credentials)
+		if err != nil {
+			return usagef("--credentials: %v", err)
+		}
+		defer f.Close()
+		keys, err := sigv4.ReadKeys(f)
+		if err != nil {
+			return usagef("--credentials %s: %v", d.credentials, err)
+		}
+		for _, k := range keys {
+			o.Credentials = append(o.Credentials, fanout.Credential{AccessKeyID: k.ID, SecretAccessKey: k.Secret, Account: k.Account})
+		}
+	}
 	return nil
 }
 

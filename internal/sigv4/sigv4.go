@@ -47,12 +47,6 @@ type Signature struct {
 	rawTime string
 }
 
-// Signed reports whether r carries a SigV4 signature in either form,
-// without checking it.
-func Signed(r *http.Request) bool {
-	return strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-") || r.URL.Query().Has("X-Amz-Signature")
-}
-
 // Parse reads r's signature. It returns (nil, nil) for a request that carries
 // none, and an ErrIncomplete error for one that carries a malformed one.
 func Parse(r *http.Request) (*Signature, *awserr.Error) {
