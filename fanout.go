@@ -6,9 +6,11 @@ package fanout
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -86,6 +88,13 @@ type Options struct {
 	// RecordBytes is the byte budget of the message bodies the delivery
 	// records and the SNS outbox keep; default delivery.DefaultRecordBytes.
 	RecordBytes int64
+	// DeliveryBacklog bounds one subscription's pending HTTP/S, Lambda and
+	// SMTP deliveries; past it new ones go to its dead-letter queue, or are
+	// dropped, and are counted. Default delivery.DefaultBacklog.
+	DeliveryBacklog int
+	// EndpointAllow, when set, restricts where deliveries may connect: CIDR
+	// blocks or IP addresses, checked on the resolved address.
+	EndpointAllow []string
 }
 
 // Credential is an access key fanout accepts when Options.Credentials is set.
@@ -144,17 +153,22 @@ func build(opts Options) (*Server, error) {
 		NoRecreateWait: opts.NoRecreateWait, NoPurgeWait: opts.NoPurgeWait,
 	})
 	s.signer = signing.New() // the RSA key is made when first needed (or by WarmUp)
+	allow, err := delivery.ParseEndpointAllow(strings.Join(opts.EndpointAllow, ","))
+	if err != nil {
+		return nil, fmt.Errorf("endpoint allow list: %w", err)
+	}
 	s.deliveries = delivery.New(delivery.Options{
 		Queues: delivery.SQS(s.sqs), Signer: s.signer,
 		Links:           delivery.Links{Base: s.publicURL, CertFile: s.signer.CertFile},
 		EnforcePolicies: opts.EnforcePolicies, Clock: opts.Clock, Logger: opts.Logger,
 		Lambda: opts.Lambda, SMTP: opts.SMTP, InsecureEndpoints: opts.InsecureEndpoints, Timeout: opts.EndpointTimeout,
-		RecordBytes: opts.RecordBytes,
+		RecordBytes: opts.RecordBytes, Backlog: opts.DeliveryBacklog, EndpointAllow: allow, Self: s.selfAddrs,
 	})
-	s.sns = sns.New(sns.Options{Clock: opts.Clock, Region: opts.Region, Account: opts.Account, Deliverer: s.deliveries})
+	s.sns = sns.New(sns.Options{Clock: opts.Clock, Region: opts.Region, Account: opts.Account, Deliverer: s.deliveries,
+		CheckEndpoint: s.deliveries.CheckEndpoint})
 	snsHandler := snsapi.New(s.sns, opts.Logger)
 	r := mux.NewRouter()
-	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, Pprof: opts.Pprof, Settle: s.deliveries.Settle})
+	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, Pprof: opts.Pprof, Settle: s.deliveries.Settle, Pending: s.deliveries.Pending})
 	admin.TopologyRoutes(r, topology.Engines{SQS: s.sqs, SNS: s.sns})
 	snsapi.Routes(r, snsHandler, s.signer, s.deliveries)
 	playground.Routes(r)
@@ -235,6 +249,26 @@ func (s *Server) publicURL() string {
 		host = "localhost"
 	}
 	return "http://" + net.JoinHostPort(host, port)
+}
+
+// selfAddrs are the host:port addresses fanout is reached at: where it
+// listens and its PublicURL. Deliveries never connect to them.
+func (s *Server) selfAddrs() []string {
+	var out []string
+	if a := s.Addr(); a != "" {
+		out = append(out, a)
+	}
+	if s.opts.PublicURL == "" && s.listener == nil {
+		return out // served through Handler: where is not known
+	}
+	if u, err := url.Parse(s.publicURL()); err == nil && u.Host != "" {
+		host, port := u.Hostname(), u.Port()
+		if port == "" {
+			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		}
+		out = append(out, net.JoinHostPort(host, port))
+	}
+	return out
 }
 
 // SQS returns the SQS engine.

@@ -7,7 +7,9 @@
 // Endpoints: Amazon SQS queues, reached in-process through the small
 // [Queues] interface this package declares (a message is enqueued before
 // Deliver returns); HTTP/S endpoints and Lambda functions (an HTTP hook per
-// function), called from a bounded pool of workers; email, which is recorded
+// function), each subscription with its own bounded queue and concurrency
+// (see [Options.Backlog]) so that a dead endpoint slows only itself; email,
+// which is recorded
 // in the outbox and also sent by SMTP when a server is configured; and sms,
 // application and firehose, which are recorded in the outbox.
 //
@@ -24,6 +26,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -57,8 +60,18 @@ type Options struct {
 
 	// Timeout bounds one HTTP/S, Lambda or SMTP attempt; default DefaultTimeout.
 	Timeout time.Duration
-	// Workers bounds the attempts in progress at once; default DefaultWorkers.
+	// Workers bounds the attempts in progress at once to endpoints that
+	// answer, default DefaultWorkers; as many again may be in progress to
+	// slow endpoints (an attempt that ran 250 ms moves to that budget).
 	Workers int
+	// SubscriptionWorkers bounds one subscription's attempts in progress;
+	// default Workers/4.
+	SubscriptionWorkers int
+	// Backlog bounds one subscription's pending deliveries (queued, in
+	// progress or waiting for a retry); default DefaultBacklog. A new
+	// delivery past it overflows: it goes to the subscription's dead-letter
+	// queue, or is dropped without one, and is counted (Overflowed).
+	Backlog int
 	// InsecureEndpoints accepts any TLS certificate from https endpoints
 	// (self-signed ones in tests); by default they must verify.
 	InsecureEndpoints bool
@@ -75,6 +88,12 @@ type Options struct {
 	// Keep is how many deliveries Records lists and how many entries the
 	// outbox keeps; default DefaultKeepRecords.
 	Keep int
+	// Self returns the host:port addresses fanout is reached at (where it
+	// listens, its PublicURL): no delivery may connect to them.
+	Self func() []string
+	// EndpointAllow, when set, restricts the addresses deliveries connect to
+	// (HTTP/S, Lambda hooks, SMTP), checked on the resolved address.
+	EndpointAllow []netip.Prefix
 	// RecordBytes is the byte budget of the bodies and attributes the
 	// records and the outbox keep (half each); default DefaultRecordBytes.
 	// Past it the oldest entries are forgotten, and counted.
@@ -86,7 +105,7 @@ type endpoint interface {
 	// attempt makes one delivery attempt of j.
 	attempt(d *Dispatcher, j *job) result
 	// remote reports whether attempts do network I/O, and so run on the
-	// worker pool instead of the caller's goroutine.
+	// subscription's lane instead of the caller's goroutine.
 	remote(d *Dispatcher) bool
 }
 
@@ -118,9 +137,10 @@ type Dispatcher struct {
 	entryCap  int // longest body a record or outbox entry keeps
 	outbox    *outbox
 	tracker   tracker
-	pool      *pool
+	lanes     *lanes
 	throttle  throttle
 	client    *http.Client
+	egress    *egress
 	// inlineTimers: the clock is manual, so due work runs inside Advance
 	// and should finish there (see fire).
 	inlineTimers bool
@@ -156,9 +176,10 @@ func New(opts Options) *Dispatcher {
 		entryCap: entryCap,
 	}
 	_, d.inlineTimers = opts.Clock.(*clock.Manual)
+	d.egress = &egress{self: opts.Self, allow: opts.EndpointAllow}
 	d.client = opts.HTTPClient
 	if d.client == nil {
-		d.client = newHTTPClient(opts)
+		d.client = newHTTPClient(opts, d.egress)
 	}
 	web := httpEndpoint{}
 	email := emailEndpoint{}
@@ -169,7 +190,14 @@ func New(opts Options) *Dispatcher {
 	}
 	d.stats.init()
 	d.tracker.init()
-	d.pool = newPool(opts.Workers, d.work)
+	if opts.SubscriptionWorkers <= 0 {
+		opts.SubscriptionWorkers = max(1, opts.Workers/4)
+	}
+	if opts.Backlog <= 0 {
+		opts.Backlog = DefaultBacklog
+	}
+	d.opts = opts
+	d.lanes = newLanes(opts.Workers, opts.SubscriptionWorkers, opts.Backlog, d.work)
 	return d
 }
 
@@ -225,6 +253,13 @@ func (d *Dispatcher) Confirm(c *Control, sub Subscriber) {
 // or adjustable clock moves forward, Settle makes its effects visible.
 func (d *Dispatcher) Settle(ctx context.Context) error {
 	return d.tracker.settle(ctx)
+}
+
+// Pending returns how many deliveries are queued for an attempt or making
+// one (those waiting on a clock timer are Scheduled).
+func (d *Dispatcher) Pending() int64 {
+	_, busy := d.lanes.counts()
+	return busy
 }
 
 // Scheduled returns how many deliveries wait on a clock timer (a retry or

@@ -105,8 +105,11 @@ func (m mail) message(now time.Time) []byte {
 // sendMail hands m to the SMTP server, within the timeout. No TLS and no
 // authentication: the server is a local one for tests and development.
 func (d *Dispatcher) sendMail(m mail) error {
-	conn, err := net.DialTimeout("tcp", d.opts.SMTP, d.opts.Timeout)
+	conn, err := (&net.Dialer{Timeout: d.opts.Timeout, Control: d.egress.control}).Dial("tcp", d.opts.SMTP)
 	if err != nil {
+		if re := (*refusedError)(nil); errors.As(err, &re) {
+			return &textproto.Error{Code: 554, Msg: re.Error()} // refused for good, not retried
+		}
 		return err
 	}
 	defer conn.Close()

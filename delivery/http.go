@@ -21,11 +21,12 @@ const controlContentType = "text/plain; charset=UTF-8"
 
 // newHTTPClient makes the client for HTTP/S and Lambda endpoints: no
 // redirects followed (SNS does not follow them), no proxy (endpoints are
-// local), self-signed certificates only with InsecureEndpoints.
-func newHTTPClient(opts Options) *http.Client {
+// local), self-signed certificates only with InsecureEndpoints, and only
+// connections egress allows.
+func newHTTPClient(opts Options, g *egress) *http.Client {
 	tr := &http.Transport{
 		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: opts.Timeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         (&net.Dialer{Timeout: opts.Timeout, KeepAlive: 30 * time.Second, Control: g.control}).DialContext,
 		MaxIdleConns:        opts.Workers * 2,
 		MaxIdleConnsPerHost: opts.Workers,
 		IdleConnTimeout:     90 * time.Second,
@@ -100,6 +101,9 @@ func (d *Dispatcher) post(url string, h http.Header, body string, verdict func(*
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return serverErr("no answer within %v", d.opts.Timeout)
+		}
+		if re := (*refusedError)(nil); errors.As(err, &re) {
+			return clientErr("%v", re)
 		}
 		return serverErr("%v", unwrapURLError(err))
 	}

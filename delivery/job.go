@@ -9,7 +9,7 @@ import (
 
 // job is one message's delivery to one subscription, from the first attempt
 // to success, the dead-letter queue or the drop. Only one goroutine works on
-// a job at a time: the publisher's, a pool worker's, or a clock timer's.
+// a job at a time: the publisher's, a lane worker's, or a clock timer's.
 type job struct {
 	msg    *Message // a notification, or
 	ctl    *Control // a subscription control message
@@ -17,6 +17,7 @@ type job struct {
 	ep     endpoint
 	policy retrypolicy.Policy
 	rec    *Record
+	lane   *lane // remote jobs: their subscription's, from admission to the end
 
 	attempts   int       // attempts made so far
 	due        time.Time // when the next attempt is due, on the clock
@@ -47,27 +48,54 @@ func (d *Dispatcher) newJob(m *Message, c *Control, sub Subscriber, ep endpoint)
 func (j *job) id() string { return j.rec.MessageID }
 
 // start makes the first attempt: on the caller's goroutine for in-process
-// endpoints, returning its failure, or on the pool.
+// endpoints, returning its failure, or on the subscription's lane, unless
+// the lane is full.
 func (d *Dispatcher) start(j *job) error {
 	if j.ep.remote(d) {
+		if !d.lanes.admit(j) {
+			d.overflow(j)
+			return nil
+		}
 		d.tracker.begin(j)
-		d.pool.submit(j)
+		d.lanes.submit(j)
 		return nil
 	}
-	return d.run(j)
+	first, _ := d.run(j)
+	return first
 }
 
-// work runs a job taken from the pool.
-func (d *Dispatcher) work(j *job) { _ = d.run(j) }
+// overflow ends a job its subscription had no room for.
+func (d *Dispatcher) overflow(j *job) {
+	d.stats.overflow(j.sub)
+	d.giveUp(j, "the subscription already has "+itoa(d.opts.Backlog)+" deliveries pending, its most (the endpoint is slower than the messages for it)")
+}
+
+// work runs a job taken from a lane and reports whether its last attempt
+// failed.
+func (d *Dispatcher) work(j *job) bool {
+	if d.closed.Load() {
+		d.records.end(j.rec, StatusDropped, "", "fanout closed")
+		d.tracker.end(j)
+		d.lanes.finish(j)
+		return false
+	}
+	_, failed := d.run(j)
+	return failed
+}
 
 // fire runs a job whose timer went off. On a manual clock it runs here,
 // inside Advance, so that Advance returns only once the work that fell due
-// is done and the clock reads each attempt's own time; on other clocks
-// remote attempts go to the pool, so no network call holds up the clock.
+// is done and the clock reads each attempt's own time, unless its endpoint
+// is slow; on other clocks remote attempts go to their lane, so no network
+// call holds up the clock.
 func (d *Dispatcher) fire(j *job) {
 	d.scheduled.Add(-1)
 	d.parked.remove(j)
-	if d.closed.Load() || d.stale(j) {
+	if d.closed.Load() {
+		return
+	}
+	if d.stale(j) {
+		d.lanes.finish(j)
 		return
 	}
 	if j.msg != nil && j.sub.Gone != nil && j.sub.Gone() {
@@ -75,25 +103,27 @@ func (d *Dispatcher) fire(j *job) {
 		// which has no msg, still goes out).
 		d.records.end(j.rec, StatusDropped, "", "subscription deleted")
 		d.stats.drop(j.sub)
+		d.lanes.finish(j)
 		return
 	}
 	d.tracker.begin(j)
-	if j.ep.remote(d) && !d.inlineTimers {
-		d.pool.submit(j)
+	if j.lane != nil && (!d.inlineTimers || d.lanes.slowLane(j)) {
+		d.lanes.submit(j)
 		return
 	}
-	_ = d.run(j)
+	_, _ = d.run(j)
 }
 
 // run makes attempts until the job ends or must wait for its next one,
-// and returns the failure of the first attempt it made.
-func (d *Dispatcher) run(j *job) error {
-	var first error
+// and returns the failure of the first attempt it made, and whether the
+// last one failed.
+func (d *Dispatcher) run(j *job) (first error, failed bool) {
 	made := false
 	for {
 		if d.stale(j) { // reset: attempt, record and schedule nothing more
 			d.tracker.end(j)
-			return first
+			d.lanes.finish(j)
+			return first, false
 		}
 		now := d.clock.Now()
 		if j.due.After(now) {
@@ -105,7 +135,7 @@ func (d *Dispatcher) run(j *job) error {
 			j.tracked = false
 			d.park(j)
 			d.tracker.release(epoch, tracked)
-			return first
+			return first, failed
 		}
 		if !j.throttled {
 			if slot, wait := d.throttle.reserve(j); wait {
@@ -116,9 +146,11 @@ func (d *Dispatcher) run(j *job) error {
 		}
 		j.throttled = false
 		res, end := d.attempt(j)
+		failed = res.err != nil
 		if d.stale(j) {
 			d.tracker.end(j)
-			return first
+			d.lanes.finish(j)
+			return first, failed
 		}
 		if !made {
 			made = true
@@ -128,7 +160,8 @@ func (d *Dispatcher) run(j *job) error {
 		}
 		if !d.next(j, res, end) {
 			d.tracker.end(j)
-			return first
+			d.lanes.finish(j)
+			return first, failed
 		}
 	}
 }

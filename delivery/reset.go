@@ -62,6 +62,7 @@ func (p *parkedJobs) stopAll(d *Dispatcher) {
 	for j, t := range p.timers {
 		if t.Stop() {
 			d.scheduled.Add(-1)
+			d.lanes.finish(j) // its lane stops counting it
 		}
 		delete(p.timers, j)
 	}

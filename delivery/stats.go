@@ -102,6 +102,10 @@ func (s *stats) filter(sub Subscriber) {
 	s.count(sub, func(c *SubscriptionCounts) { c.Filtered++ })
 }
 
+func (s *stats) overflow(sub Subscriber) {
+	s.count(sub, func(c *SubscriptionCounts) { c.Overflowed++ })
+}
+
 func (s *stats) drop(sub Subscriber) {
 	s.count(sub, func(c *SubscriptionCounts) { c.Dropped++ })
 }
@@ -127,17 +131,26 @@ func (s *stats) fail(now time.Time, messageID, topicArn string, sub Subscriber, 
 
 // Stats returns the counts so far, subscriptions sorted by ARN.
 func (d *Dispatcher) Stats() Stats {
+	lanes, busy := d.lanes.counts()
 	s := &d.stats
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := Stats{
 		Delivered: s.total.Delivered, Failed: s.total.Failed, NotDelivered: s.total.NotDelivered,
-		DeadLettered: s.total.DeadLettered, Dropped: s.total.Dropped, Filtered: s.total.Filtered, Scheduled: d.scheduled.Load(),
+		DeadLettered: s.total.DeadLettered, Dropped: s.total.Dropped, Filtered: s.total.Filtered, Overflowed: s.total.Overflowed, Scheduled: d.scheduled.Load(), Pending: busy,
 		Subscriptions: make([]SubscriptionCounts, 0, len(s.subs)),
 		Failures:      append([]FailureRecord{}, s.failures...),
 	}
 	for _, c := range s.subs {
-		out.Subscriptions = append(out.Subscriptions, *c)
+		sc := *c
+		sc.Pending = int64(lanes[c.SubscriptionArn].pending)
+		out.Subscriptions = append(out.Subscriptions, sc)
+	}
+	for arn, lc := range lanes {
+		if s.subs[arn] == nil && lc.pending > 0 { // nothing to count yet but what waits
+			out.Subscriptions = append(out.Subscriptions, SubscriptionCounts{
+				SubscriptionArn: arn, Protocol: lc.protocol, Endpoint: lc.endpoint, Pending: int64(lc.pending)})
+		}
 	}
 	sort.Slice(out.Subscriptions, func(i, j int) bool {
 		return out.Subscriptions[i].SubscriptionArn < out.Subscriptions[j].SubscriptionArn

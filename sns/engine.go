@@ -39,6 +39,10 @@ type Options struct {
 	Region    string      // default us-east-1
 	Account   string      // default 000000000000
 	Deliverer Deliverer   // default: deliver nothing
+	// CheckEndpoint, when set, may refuse a subscription's endpoint with a
+	// reason (an http endpoint that is fanout itself): Subscribe answers
+	// InvalidParameter.
+	CheckEndpoint func(protocol, endpoint string) error
 }
 
 // Engine holds the topics and subscriptions of one account and region.

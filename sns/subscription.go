@@ -148,6 +148,11 @@ func (e *Engine) Subscribe(in SubscribeInput) (string, error) {
 	if err := checkEndpoint(in.Protocol, in.Endpoint, t.fifo); err != nil {
 		return "", err
 	}
+	if check := e.opts.CheckEndpoint; check != nil {
+		if err := check(in.Protocol, in.Endpoint); err != nil {
+			return "", invalid("Endpoint Reason: %v", err)
+		}
+	}
 	for n := range in.Attributes {
 		if !settableSubAttr(n) {
 			return "", invalid("Attributes Reason: AttributeName")

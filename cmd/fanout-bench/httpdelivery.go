@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,22 @@ func prepareHTTPDelivery(raw bool) func(ctx context.Context, e *env) (*workload,
 		}
 		if err := s.waitConfirmed(ctx, 20*time.Second); err != nil {
 			return nil, fmt.Errorf("sink subscription: %w", err)
+		}
+		if n := e.cfg.hanging; n > 0 {
+			h, err := startHangingSinks()
+			if err != nil {
+				return nil, err
+			}
+			e.cleanups = append(e.cleanups, func(context.Context) error { h.close(); return nil })
+			for i := 0; i < n; i++ {
+				if err := e.ctl.subscribe(ctx, topic, "http", h.url(i), attrs); err != nil {
+					return nil, err
+				}
+			}
+			if err := h.waitConfirmed(ctx, n, 20*time.Second); err != nil {
+				return nil, err
+			}
+			e.notes = append(e.notes, fmt.Sprintf("%d more subscriptions of the topic never answer a notification (--hanging): fanout gives up on each attempt at its endpoint timeout", n))
 		}
 		e.notes = append(e.notes, fmt.Sprintf("sink %s, raw delivery %v, at most %d messages undelivered, sink fails %g of requests",
 			s.url, raw, e.cfg.window, e.sinkFail))
@@ -173,7 +190,7 @@ type subCounts struct {
 func fanoutCounts(ctx context.Context, base, endpoint string) (subCounts, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/_fanout/sns/deliveries", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/_fanout/sns/deliveries?endpoint="+url.QueryEscape(endpoint), nil)
 	if err != nil {
 		return subCounts{}, err
 	}

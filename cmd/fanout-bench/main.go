@@ -21,6 +21,8 @@
 //	go run ./cmd/fanout-bench --scenario publish-filtered --filtered 200 --client http --rounds 3
 //	# HTTP delivery to a loopback sink: raw and signed, the sink failing none or half
 //	go run ./cmd/fanout-bench --scenario http-delivery,http-delivery-signed --sink-fail 0,0.5 --client http
+//	# the sink's delivery latency while 50 other subscriptions of the topic hang
+//	go run ./cmd/fanout-bench --scenario http-delivery --hanging 50 --client http --duration 60s
 //	# one client: p99 of fanout minus p99 of null
 //	go run ./cmd/fanout-bench --clients 1 --scenario send --client sdk --target both
 //	# RSS of a fresh fanout holding a million queued 1 KiB messages
@@ -96,6 +98,7 @@ type config struct {
 	filtered    []int       // filter-policy subscription counts for publish-filtered
 	sinkFail    []float64   // shares of sink requests answered 500, http-delivery
 	window      int         // most published, unresolved messages in http-delivery
+	hanging     int         // http-delivery: subscriptions whose endpoints never answer
 	memory      int         // --memory: messages to pre-fill; 0 runs the scenarios
 	soak        soakOptions // --soak: its duration; 0 runs the scenarios
 	rounds      int
@@ -144,6 +147,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		filt    = fs.String("filtered", "200", "comma list of filtered-subscription counts for publish-filtered (at most 200, the per-topic limit of AWS and fanout); each runs next to the unfiltered baseline")
 		fail    = fs.String("sink-fail", "0", "comma list of shares of notification requests the http-delivery sink fails with 500 (e.g. 0,0.5)")
 		window  = fs.Int("window", 256, "http-delivery: most messages published and not yet delivered (or given up)")
+		hanging = fs.Int("hanging", 0, "http-delivery: this many more http subscriptions of the topic whose endpoints never answer (dead endpoints next to the sink)")
 		memory  = fs.Int("memory", 0, "instead of scenarios: pre-fill this many --size messages into one queue of a fresh fanout and print its RSS (e.g. 1000000)")
 		soakD   = fs.Duration("soak", 0, "instead of scenarios: mixed SQS and SNS traffic for this long (e.g. 30m) with --clients (64 unless given), checking at-least-once, FIFO order and one receive per FIFO group; reports RSS, goroutines and 5xx over time")
 		soakS   = fs.Duration("soak-sample", 0, "--soak: how often to sample RSS and goroutines (default a 30th of --soak, at least 1s)")
@@ -175,6 +179,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		queued:    *queued,
 		rounds:    *rounds,
 		window:    *window,
+		hanging:   *hanging,
 		memory:    *memory,
 		fanoutBin: *bin,
 		json:      *asJSON,
@@ -240,6 +245,8 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		return nil, errors.New("--rounds must be at most 100")
 	case cfg.window < 1 || cfg.window > 1_000_000:
 		return nil, errors.New("--window must be 1..1000000")
+	case cfg.hanging < 0 || cfg.hanging > 1000:
+		return nil, errors.New("--hanging must be 0..1000")
 	case cfg.memory < 0 || cfg.memory > 100_000_000:
 		return nil, errors.New("--memory must be 0..100000000")
 	case cfg.memory > 0 && !slices.Equal(cfg.targets, []string{"fanout"}):

@@ -30,10 +30,14 @@ type Deps struct {
 	// Settle, when set, waits for the work that moving the clock made due
 	// (SNS deliveries run on workers), so POST /_fanout/clock answers after it.
 	Settle func(context.Context) error
+	// Pending, when set, counts the deliveries still queued or in progress
+	// once moving the clock stopped waiting: the clock reply shows it.
+	Pending func() int64
 }
 
-// settleLimit bounds how long moving the clock waits for that work.
-const settleLimit = 5 * time.Minute
+// settleLimit bounds how long moving the clock waits for that work: an
+// endpoint that hangs must not hold the reply (it says what is pending).
+const settleLimit = 2 * time.Second
 
 // Routes adds the /_fanout/ endpoints to r.
 func Routes(r *mux.Router, d Deps) {
@@ -70,6 +74,8 @@ type clockView struct {
 	Offset        string  `json:"offset"`
 	OffsetSeconds float64 `json:"offsetSeconds"`
 	Mode          string  `json:"mode"`
+	// Pending is set by POST: deliveries still queued or in progress.
+	Pending *int64 `json:"pending,omitempty"`
 }
 
 func (d Deps) clockView() clockView {
@@ -120,7 +126,12 @@ func (d Deps) advanceClock(w http.ResponseWriter, r *http.Request) {
 		_ = d.Settle(ctx)
 		cancel()
 	}
-	writeJSON(w, http.StatusOK, d.clockView())
+	v := d.clockView()
+	if d.Pending != nil {
+		n := d.Pending()
+		v.Pending = &n
+	}
+	writeJSON(w, http.StatusOK, v)
 }
 
 type queueView struct {
