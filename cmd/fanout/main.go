@@ -181,6 +181,7 @@ type serveConfig struct {
 	version                                 bool
 	door                                    doorConfig     // door.go: the front door's flags
 	topo                                    topologyConfig // topology.go: --config, --init-dir
+	deliv                                   deliveryConfig // delivery_flags.go: delivery bounds and egress
 }
 
 // serveFlags declares the serve flags. Their FANOUT_* variables are applied
@@ -207,6 +208,7 @@ func serveFlags() (*flag.FlagSet, *serveConfig) {
 	fs.BoolVar(&c.version, "version", false, "print fanout's version and exit")
 	c.door.flags(fs)
 	c.topo.flags(fs)
+	c.deliv.flags(fs)
 	return fs, c
 }
 
@@ -304,6 +306,9 @@ func serve(args []string, lookup func(string) (string, bool), stderr io.Writer) 
 		return err
 	}
 	if err := c.topo.apply(&opts); err != nil {
+		return err
+	}
+	if err := c.deliv.apply(&opts); err != nil {
 		return err
 	}
 	s, err := fanout.Start(ctx, opts)
