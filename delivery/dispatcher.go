@@ -148,6 +148,7 @@ type Dispatcher struct {
 	closed       atomic.Bool
 	generation   atomic.Uint64 // bumped by Reset
 	parked       parkedJobs
+	lambdas      lambdas
 }
 
 // New returns a dispatcher.
@@ -174,6 +175,9 @@ func New(opts Options) *Dispatcher {
 		records:  newRecords(opts.Keep, opts.RecordBytes/2),
 		outbox:   newOutbox(opts.Keep, opts.RecordBytes/2, entryCap),
 		entryCap: entryCap,
+	}
+	for name, url := range opts.Lambda {
+		d.SetLambda(name, url)
 	}
 	_, d.inlineTimers = opts.Clock.(*clock.Manual)
 	d.egress = &egress{self: opts.Self, allow: opts.EndpointAllow}

@@ -24,7 +24,7 @@ func (lambdaEndpoint) attempt(d *Dispatcher, j *job) result {
 		return clientErr("Lambda endpoints take no %s", j.ctl.Type)
 	}
 	name := lambdaFunction(j.sub.Endpoint)
-	base, found := d.opts.Lambda[name]
+	base, found := d.lambdas.url(name)
 	if !found {
 		return clientErr("function %s not found: start fanout with --lambda %s=URL", name, name)
 	}

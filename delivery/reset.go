@@ -16,10 +16,10 @@ func (d *Dispatcher) Reset() {
 	d.generation.Add(1) // jobs of earlier generations stop at their next step
 	d.parked.stopAll(d)
 	d.records.mu.Lock()
-	d.records.kept = newRing(len(d.records.kept.buf), d.records.kept.budget, d.records.kept.free)
+	d.records.kept = newRing(d.records.kept.max, d.records.kept.budget, d.records.kept.free)
 	d.records.mu.Unlock()
 	d.outbox.mu.Lock()
-	d.outbox.entries = newRing(len(d.outbox.entries.buf), d.outbox.entries.budget, d.outbox.entries.free)
+	d.outbox.entries = newRing(d.outbox.entries.max, d.outbox.entries.budget, d.outbox.entries.free)
 	d.outbox.mu.Unlock()
 	d.stats.mu.Lock()
 	d.stats.total, d.stats.failures = SubscriptionCounts{}, nil

@@ -7,7 +7,8 @@ import "strconv"
 // records and the outbox. Each value gets a sequence number, newest
 // highest, which pages use as their token. Callers lock around it.
 type ring[T any] struct {
-	buf        []T
+	buf        []T // grows up to max as values come: an idle server costs little
+	max        int
 	head, tail uint64 // seqs kept: tail <= s < head, at buf[s%len(buf)]
 	bytes      int64
 	budget     int64
@@ -16,14 +17,18 @@ type ring[T any] struct {
 }
 
 func newRing[T any](n int, budget int64, free func(T) int64) ring[T] {
-	return ring[T]{buf: make([]T, n), budget: budget, free: free}
+	return ring[T]{max: n, budget: budget, free: free}
 }
 
 // push keeps v, which costs cost bytes, forgetting the oldest values past
 // the count or the budget (never v itself), and returns v's seq.
 func (r *ring[T]) push(v T, cost int64) uint64 {
 	if r.head-r.tail == uint64(len(r.buf)) {
-		r.evict()
+		if len(r.buf) < r.max {
+			r.grow()
+		} else {
+			r.evict()
+		}
 	}
 	seq := r.head
 	r.buf[seq%uint64(len(r.buf))] = v
@@ -33,6 +38,16 @@ func (r *ring[T]) push(v T, cost int64) uint64 {
 		r.evict()
 	}
 	return seq
+}
+
+// grow doubles buf, up to max, keeping each value at its seq's place.
+func (r *ring[T]) grow() {
+	n := min(max(2*len(r.buf), 64), r.max)
+	nb := make([]T, n)
+	for s := r.tail; s < r.head; s++ {
+		nb[s%uint64(n)] = r.buf[s%uint64(len(r.buf))]
+	}
+	r.buf = nb
 }
 
 func (r *ring[T]) evict() {

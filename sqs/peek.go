@@ -177,7 +177,7 @@ func (p *peeker) add(m *message, s MessageState) bool {
 		MD5OfBody:              r.MD5OfBody,
 		MessageAttributes:      append([]MessageAttribute(nil), r.MessageAttributes...),
 		MD5OfMessageAttributes: r.MD5OfAttrs,
-		Attributes:             r.Attributes,
+		Attributes:             peekAttributes(r.Attributes, m),
 		ReceiveCount:           int(m.receiveCount),
 		State:                  s,
 		SentAt:                 time.Unix(0, m.sentAt).UTC(),
@@ -353,4 +353,18 @@ func (w *heapWalk) down(i int) {
 		w.front[i], w.front[c] = w.front[c], w.front[i]
 		i = c
 	}
+}
+
+// peekAttributes drops what a never-received message cannot have yet.
+func peekAttributes(as []Attribute, m *message) []Attribute {
+	if m.receiveCount > 0 {
+		return as
+	}
+	out := as[:0:0]
+	for _, a := range as {
+		if a.Name != SysApproximateFirstReceiveTimestamp {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -69,6 +69,9 @@ func TestPeekStatesAndFields(t *testing.T) {
 	if len(second.MessageAttributes) != 1 || second.MessageAttributes[0].StringValue != "order" {
 		t.Fatalf("attributes %v", second.MessageAttributes)
 	}
+	if sysAttr(second.Attributes, SysApproximateFirstReceiveTimestamp) != "" || sysAttr(second.Attributes, SysSentTimestamp) == "" {
+		t.Fatalf("never-received message's attributes %v", second.Attributes)
+	}
 	if !second.StateEnds.IsZero() || second.ReceiveCount != 0 || !second.SentAt.Equal(epoch) {
 		t.Fatalf("visible message %+v", second)
 	}
