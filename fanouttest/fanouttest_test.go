@@ -165,7 +165,7 @@ type fakeTB struct {
 	cleanups []func()
 }
 
-func (f *fakeTB) Helper()          {}
+func (f *fakeTB) Helper()           {}
 func (f *fakeTB) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
 func (f *fakeTB) Fatalf(format string, args ...any) {
 	f.mu.Lock()
