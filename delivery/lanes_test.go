@@ -111,3 +111,25 @@ func TestAFullSubscriptionOverflowsToItsDLQOrIsDropped(t *testing.T) {
 		t.Fatalf("after the backlog emptied %+v", r)
 	}
 }
+
+func TestResetLetsGoOfEveryLane(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewManual(time.Unix(0, 0))
+	dead := &fakeEndpoint{isRemote: true, hold: make(chan struct{})}
+	d := fakeDispatcher(clk, dead, 4)
+	for i := 0; i < 10; i++ {
+		_ = d.Deliver(&Message{ID: fmt.Sprint(i), Body: "x"}, Subscriber{Arn: "s", Protocol: "fake", Policy: httpPolicy()})
+	}
+	close(dead.hold) // every attempt fails: the ten wait for retries
+	settle(t, d)
+	if c := d.Stats().Subscriptions[0]; c.Pending != 10 {
+		t.Fatalf("before the reset %+v", c)
+	}
+	d.Reset()
+	clk.Advance(time.Hour)
+	settle(t, d)
+	counts, busy := d.lanes.counts()
+	if busy != 0 || counts["s"].pending != 0 {
+		t.Fatalf("after the reset: %+v, %d busy", counts, busy)
+	}
+}
