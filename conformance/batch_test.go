@@ -14,6 +14,7 @@ import (
 )
 
 var _ = Describe("Batches", Label("sqs-standard", "sqs-batch"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessageBatch.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibilityBatch.html.
 	It("sends, changes visibility of and deletes messages in batches, reporting each failed entry", func(ctx SpecContext) {
 		q := createQueue(ctx, "batch", nil)
 
@@ -90,6 +91,7 @@ var _ = Describe("Batches", Label("sqs-standard", "sqs-batch"), func() {
 		}).WithContext(ctx).Should(Equal(map[string]string{"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html (Id: up to 80 characters).
 	It("accepts batch entry ids of up to 80 characters", func(ctx SpecContext) {
 		q := createQueue(ctx, "batchid", nil)
 		id := strings.Repeat("a-_9", 20)
@@ -101,6 +103,7 @@ var _ = Describe("Batches", Label("sqs-standard", "sqs-batch"), func() {
 		Expect(aws.ToString(out.Successful[0].Id)).To(Equal(id))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html (BatchRequestTooLong); https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html.
 	It("refuses a batch whose messages add up to more than 1048576 bytes with BatchRequestTooLong", func(ctx SpecContext) {
 		q := createQueue(ctx, "batchlong", nil)
 		// One entry of exactly the maximum size (body and its attribute, 8

@@ -45,6 +45,7 @@ var _ = Describe("SNS delivery failures", Label("sns-core", "sns-dlq"), func() {
 	// (NonExistentQueue), which SNS does not retry: the message goes to
 	// the subscription's DLQ at once. On AWS the deletion takes a moment to
 	// show, so the spec publishes until a probe arrives.
+	// Evidence: https://docs.aws.amazon.com/sns/latest/dg/sns-dead-letter-queues.html.
 	It("sends deliveries to a deleted queue to the subscription's DLQ, enveloped", func(ctx SpecContext) {
 		topic := createTopic(ctx, "gone", nil)
 		dlq := dlqFor(ctx, topic)
@@ -54,6 +55,7 @@ var _ = Describe("SNS delivery failures", Label("sns-core", "sns-dlq"), func() {
 		probeUntilDelivered(ctx, topic, dlq, true)
 	})
 
+	// Evidence: https://docs.aws.amazon.com/sns/latest/dg/sns-dead-letter-queues.html; localstack tests/aws/services/sns/test_sns.snapshot.json (recorded against AWS) test_redrive_policy_sqs_queue_subscription[True].
 	It("keeps a raw subscription's body and message attributes in the DLQ", func(ctx SpecContext) {
 		topic := createTopic(ctx, "gone-raw", nil)
 		dlq := dlqFor(ctx, topic)
@@ -68,6 +70,7 @@ var _ = Describe("SNS delivery failures", Label("sns-core", "sns-dlq"), func() {
 	Context("to HTTP endpoints", Label(emulatorOnly), func() {
 		// Confirming an HTTP subscription needs an endpoint AWS can reach;
 		// these specs run against fanout only, on its clock.
+		// Evidence: https://docs.aws.amazon.com/sns/latest/dg/sns-message-delivery-retries.html; https://docs.aws.amazon.com/sns/latest/dg/SendMessageToHttp.retry.html.
 		It("asks for confirmation, retries on AWS's schedule and dead-letters once the clock has moved past it", func(ctx SpecContext) {
 			hook := newRecordingHook(http.StatusInternalServerError)
 			topic := createTopic(ctx, "http", nil)

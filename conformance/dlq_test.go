@@ -28,6 +28,7 @@ var _ = Describe("Dead-letter queue configuration", Label("sqs-dlq"), func() {
 		Expect(queueAttrs(ctx, client, q.URL, types.QueueAttributeNameAll)).NotTo(HaveKey("RedrivePolicy"))
 	}
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html (RedrivePolicy); localstack tests/aws/services/sqs/test_sqs.snapshot.json (recorded against AWS).
 	It("refuses maxReceiveCount outside 1 to 1000 with AWS's message and accepts the bounds", func(ctx SpecContext) {
 		dlq := createQueue(ctx, "rp-count-dlq", nil)
 		src := createQueue(ctx, "rp-count-src", nil)
@@ -64,6 +65,7 @@ var _ = Describe("Dead-letter queue configuration", Label("sqs-dlq"), func() {
 		}).WithContext(ctx).ShouldNot(HaveKey("RedrivePolicy"))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html.
 	It("refuses a dead-letter target that does not exist", func(ctx SpecContext) {
 		src := createQueue(ctx, "rp-missing-src", nil)
 		// A name in this run that no spec creates.
@@ -74,6 +76,7 @@ var _ = Describe("Dead-letter queue configuration", Label("sqs-dlq"), func() {
 		noRedrive(ctx, src)
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html (a FIFO queue's DLQ must be FIFO).
 	It("refuses a dead-letter queue of the other queue type", func(ctx SpecContext) {
 		stdDLQ := createQueue(ctx, "rp-type-std", nil)
 		fifoDLQ := createFIFO(ctx, "rp-type-fifo", nil)
@@ -93,6 +96,7 @@ var _ = Describe("Dead-letter queue configuration", Label("sqs-dlq"), func() {
 		Expect(setRedrive(ctx, fifoSrc, redrivePolicy(fifoDLQ.ARN, 3))).To(Succeed())
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html (RedriveAllowPolicy).
 	It("lets a dead-letter queue's RedriveAllowPolicy deny all sources or allow only the ones it lists", func(ctx SpecContext) {
 		// The error AWS answers a source its DLQ does not allow is not
 		// recorded: these specs check that the call fails and that the
@@ -134,6 +138,7 @@ var _ = Describe("Dead-letter queue configuration", Label("sqs-dlq"), func() {
 		Expect(setRedrive(ctx, other, redrivePolicy(open.ARN, 3))).To(Succeed())
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListDeadLetterSourceQueues.html.
 	It("pages ListDeadLetterSourceQueues with MaxResults and NextToken", func(ctx SpecContext) {
 		dlq := createQueue(ctx, "dlq-page", nil)
 		var want []string
@@ -165,6 +170,7 @@ var _ = Describe("Dead-letter queue configuration", Label("sqs-dlq"), func() {
 })
 
 var _ = Describe("Dead-lettering FIFO messages", Label("sqs-dlq", "sqs-fifo"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-queues-understanding-logic.html.
 	It("moves a FIFO message past maxReceiveCount to a FIFO dead-letter queue and keeps the order of the rest of its group", func(ctx SpecContext) {
 		dlq := createFIFO(ctx, "dlq-fifo", nil)
 		// VisibilityTimeout 0: a received message is visible again at once.

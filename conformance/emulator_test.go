@@ -26,6 +26,7 @@ var _ = Describe("Time windows on a manual clock", Label(emulatorOnly, "sqs-stan
 	)
 	BeforeEach(func() { mc, clk = manualServer() })
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteQueue.html (wait 60 seconds).
 	It("refuses to re-create a queue within 60 s of deleting it with QueueDeletedRecently", func(ctx SpecContext) {
 		q := createQueueOn(ctx, mc, "recreate", nil)
 		_, err := mc.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(q.URL)})
@@ -49,6 +50,7 @@ var _ = Describe("Time windows on a manual clock", Label(emulatorOnly, "sqs-stan
 		Expect(queueAttrs(ctx, mc, q.URL, types.QueueAttributeNameApproximateNumberOfMessages)).To(HaveKeyWithValue("ApproximateNumberOfMessages", "0"))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html (MessageRetentionPeriod).
 	It("drops messages older than MessageRetentionPeriod", func(ctx SpecContext) {
 		q := createQueueOn(ctx, mc, "retention", map[string]string{"MessageRetentionPeriod": "60"})
 		_, err := mc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("old")})
@@ -73,6 +75,7 @@ var _ = Describe("Time windows on a manual clock", Label(emulatorOnly, "sqs-stan
 		expectEmpty(ctx, mc, q.URL)
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html.
 	It("returns a message when its visibility timeout has passed on the clock", func(ctx SpecContext) {
 		q := createQueueOn(ctx, mc, "visclock", nil)
 		_, err := mc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("tick")})
@@ -108,6 +111,7 @@ var _ = Describe("Time windows on a manual clock", Label(emulatorOnly, "sqs-stan
 		Expect(receive().Messages).To(HaveLen(1))
 	})
 
+	// Evidence: localstack tests/aws/services/sqs/test_sqs.snapshot.json (recorded against AWS) (ChangeMessageVisibility after expiry answers 200).
 	It("accepts ChangeMessageVisibility with a handle whose timeout has run out", func(ctx SpecContext) {
 		// Recorded from AWS: the message is visible again but not yet
 		// received again, and the call answers 200. What it then does to the
@@ -125,6 +129,7 @@ var _ = Describe("Time windows on a manual clock", Label(emulatorOnly, "sqs-stan
 		Expect(err).NotTo(HaveOccurred())
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html (standard DLQs keep the original enqueue timestamp).
 	It("keeps a dead-lettered message's enqueue time for retention in a standard DLQ", func(ctx SpecContext) {
 		dlq := createQueueOn(ctx, mc, "dlqret", map[string]string{"MessageRetentionPeriod": "60"})
 		src := createQueueOn(ctx, mc, "dlqret-src", map[string]string{
@@ -162,6 +167,7 @@ var _ = Describe("Time windows on a manual clock", Label(emulatorOnly, "sqs-stan
 		expectEmpty(ctx, mc, dlq.URL)
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-timers.html.
 	It("delivers a message delayed by 900 s when the delay has passed", func(ctx SpecContext) {
 		q := createQueueOn(ctx, mc, "delayclock", nil)
 		_, err := mc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("slow"), DelaySeconds: 900})
@@ -178,6 +184,7 @@ var _ = Describe("Time windows on a manual clock", Label(emulatorOnly, "sqs-stan
 		Expect(out.Messages).To(HaveLen(1))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_GetQueueAttributes.html.
 	It("moves LastModifiedTimestamp, not CreatedTimestamp, on SetQueueAttributes", func(ctx SpecContext) {
 		q := createQueueOn(ctx, mc, "modified", nil)
 		stamps := func() (created, modified int64) {
@@ -201,6 +208,7 @@ var _ = Describe("Time windows on a manual clock", Label(emulatorOnly, "sqs-stan
 		Expect(modified2).To(BeNumerically("~", created+100, 1))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html.
 	It("ends an empty long poll when WaitTimeSeconds passes on the clock", func(ctx SpecContext) {
 		q := createQueueOn(ctx, mc, "pollclock", nil)
 		type result struct {
@@ -230,6 +238,7 @@ var _ = Describe("Time windows on a manual clock", Label(emulatorOnly, "sqs-stan
 		Expect(r.n).To(Equal(0))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_PurgeQueue.html.
 	It("allows another PurgeQueue 60 s after the last", func(ctx SpecContext) {
 		q := createQueueOn(ctx, mc, "purgeclock", nil)
 		purge := func() error {
@@ -245,6 +254,7 @@ var _ = Describe("Time windows on a manual clock", Label(emulatorOnly, "sqs-stan
 })
 
 var _ = Describe("fanout's own endpoints", Label(emulatorOnly, "admin"), func() {
+	// Evidence: fanout's own admin API (README, Everything fanout adds).
 	It("reports health at GET /_fanout/health", func(ctx SpecContext) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, server.URL()+"/_fanout/health", nil)
 		Expect(err).NotTo(HaveOccurred())

@@ -139,6 +139,7 @@ func sequence(s string) *big.Int {
 
 var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 	Describe("creating and configuring", func() {
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-queues.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html.
 		It("creates a FIFO queue from a .fifo name with FifoQueue true and reports the FIFO defaults with All", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-defaults", nil)
 			Expect(q.URL).To(HaveSuffix("/" + q.Name))
@@ -157,6 +158,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 			Expect(attrs).To(HaveKeyWithValue("ApproximateNumberOfMessages", "0"))
 		})
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html (QueueName).
 		It("counts the .fifo suffix in the 80-character limit and needs it for FifoQueue true", func(ctx SpecContext) {
 			base := prefix + "fifo-long-" + randomHex(2)
 			name80 := base + strings.Repeat("x", 80-len(".fifo")-len(base)) + ".fifo"
@@ -177,6 +179,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 			Expect(errorMessage(err)).To(MatchRegexp(`^The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with \.fifo suffix and be 1 to 80 in length\.?$`))
 		})
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html (FifoQueue cannot change).
 		It("refuses to turn a FIFO queue into a standard one with SetQueueAttributes", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-immutable", nil)
 			_, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
@@ -192,6 +195,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 		// is an unknown attribute, and on a FIFO queue setting it to true, its
 		// value already, is accepted. fanout answers InvalidAttributeValue
 		// "Modifying queue type is not supported." to both.
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html (FifoQueue).
 		It("treats FifoQueue as unknown on a standard queue and accepts true on a FIFO queue", func(ctx SpecContext) {
 			std := createQueue(ctx, "fifoattr-std", nil)
 			_, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
@@ -207,6 +211,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 			Expect(err).NotTo(HaveOccurred())
 		})
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/high-throughput-fifo.html.
 		It("allows FifoThroughputLimit perMessageGroupId only with DeduplicationScope messageGroup", func(ctx SpecContext) {
 			// The API reference: "The perMessageGroupId value is allowed only
 			// when the value for DeduplicationScope is messageGroup." Which
@@ -240,6 +245,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 	})
 
 	Describe("sending", func() {
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html (FIFO parameters).
 		It("requires a MessageGroupId and a deduplication id or ContentBasedDeduplication, and refuses a per-message DelaySeconds", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-params", nil)
 			sendIn := func(group, dedup string, delay int32) error {
@@ -277,6 +283,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 			Eventually(func() error { return sendIn("g", "", 0) }).WithContext(ctx).Should(Succeed())
 		})
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-queues-exactly-once-processing.html.
 		It("answers a duplicate within the window with the first MessageId and SequenceNumber, without enqueueing it, even after the first is deleted", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-dedup", nil)
 			first := sendFIFO(ctx, q, "first", "g", "dedup-1")
@@ -307,6 +314,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 				To(Equal(map[string]string{"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}))
 		})
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html (ContentBasedDeduplication: SHA-256 of the body).
 		It("deduplicates by the body alone with ContentBasedDeduplication, whatever the attributes", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-cbd", map[string]string{"ContentBasedDeduplication": "true"})
 			Expect(queueAttrs(ctx, client, q.URL, types.QueueAttributeNameContentBasedDeduplication)).To(HaveKeyWithValue("ContentBasedDeduplication", "true"))
@@ -343,6 +351,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 			expectEmpty(ctx, client, q.URL)
 		})
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/high-throughput-fifo.html.
 		It("keys deduplication ids by message group with DeduplicationScope messageGroup", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-scope", map[string]string{"DeduplicationScope": "messageGroup"})
 			a := sendFIFO(ctx, q, "a", "group-a", "same-id")
@@ -357,6 +366,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 			expectEmpty(ctx, client, q.URL)
 		})
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html (SequenceNumber: 128 bits, increasing per group).
 		It("numbers messages with large, increasing SequenceNumbers, also returned as a system attribute", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-seq", nil)
 			var sent []*sqs.SendMessageOutput
@@ -380,6 +390,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 			}
 		})
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html.
 		It("sends a batch to a FIFO queue, failing a bad entry on its own and numbering the others in order", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-batch", nil)
 			entry := func(id, body, group, dedup string) types.SendMessageBatchRequestEntry {
@@ -427,6 +438,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 		// with InvalidParameterValue (code InvalidParameterValue even for the
 		// missing group id). fanout reports those entries in Failed and sends
 		// the others.
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html; localstack tests/aws/services/sqs/test_sqs.snapshot.json (recorded against AWS).
 		It("refuses a whole batch in which an entry lacks its MessageGroupId or deduplication id", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-batch-missing", nil)
 			good := types.SendMessageBatchRequestEntry{Id: aws.String("good"), MessageBody: aws.String("b"), MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("d-1")}
@@ -448,6 +460,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 	})
 
 	Describe("message groups", func() {
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-queues-understanding-logic.html.
 		It("keeps the order within each group across several sends and receives", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-order", nil)
 			for i := 1; i <= 3; i++ {
@@ -464,6 +477,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 			Expect(bodiesOf(drainFIFO(ctx, q, 2, 1, 0))).To(Equal([]string{"a-4", "a-5"}))
 		})
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-queues-understanding-logic.html.
 		It("returns several messages of one group in one receive, in order", func(ctx SpecContext) {
 			// AWS returns "as many messages with the same message group ID
 			// as possible" (AWS Knowledge Center, sqs-fifo-messages-not-returned).
@@ -485,6 +499,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 			}
 		})
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-queues-understanding-logic.html.
 		It("holds back a group while one of its messages is in flight and delivers the other groups", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-lock", nil)
 			sendFIFO(ctx, q, "a-1", "A", "a-1")
@@ -510,6 +525,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 			Expect(aws.ToString(again.Body)).To(Equal("a-2"))
 		})
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/using-receiverequestattemptid-request-parameter.html.
 		It("returns the same messages and receipt handles when a receive is retried with its ReceiveRequestAttemptId", func(ctx SpecContext) {
 			q := createFIFO(ctx, "fifo-attempt", nil)
 			sendFIFO(ctx, q, "a-1", "A", "a-1")
@@ -553,6 +569,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 			return queueAttrs(ctx, mc, q.URL, types.QueueAttributeNameApproximateNumberOfMessages)["ApproximateNumberOfMessages"]
 		}
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-queues-exactly-once-processing.html.
 		It("remembers a deduplication id for 5 minutes from the send, deleted or not, then forgets it", func(ctx SpecContext) {
 			q := createFIFOOn(ctx, mc, "fifo-window", nil)
 			first := sendFIFOOn(ctx, mc, q, "once", "g", "d")
@@ -576,6 +593,7 @@ var _ = Describe("FIFO queues", Label("sqs-fifo"), func() {
 			Expect(count(ctx, q)).To(Equal("1"))
 		})
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html; localstack tests/aws/services/sqs/test_sqs.snapshot.json (recorded against AWS).
 		It("refuses DeleteMessage with a receipt handle whose visibility timeout has passed", func(ctx SpecContext) {
 			q := createFIFOOn(ctx, mc, "fifo-expired", nil)
 			sendFIFOOn(ctx, mc, q, "late", "g", "d")

@@ -188,7 +188,7 @@ var _ = Describe("SNS filter policy operators", Label("sns-filter"), func() {
 })
 
 // The validation errors of §5 of the reference, each recorded from AWS
-// (LS-AWS test_validate_policy*, test_subscribe_invalid_filter_policy,
+// (LS-AWS test_subscribe_invalid_filter_policy and the policy validation tests,
 // snapshots of 2024-05). AWS may append a Jackson location to the message
 // ("\n at [Source: ...]"), so the check is on the prefix.
 var _ = Describe("SNS filter policy validation", Label("sns-filter", "errors"), func() {

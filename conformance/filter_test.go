@@ -534,6 +534,7 @@ func fpErrorProblem(err error, want string) string {
 }
 
 var _ = Describe("SNS subscription filter policies", Label("sns-filter"), func() {
+	// Evidence: https://docs.aws.amazon.com/sns/latest/dg/sns-subscription-filter-policies.html; https://docs.aws.amazon.com/sns/latest/dg/string-value-matching.html; https://docs.aws.amazon.com/sns/latest/dg/numeric-value-matching.html.
 	It("delivers to each subscription exactly the messages its policy matches, by attributes or by body", func(ctx SpecContext) {
 		topic := createTopic(ctx, "filter", nil)
 		msgs := fpMessages()
@@ -550,6 +551,7 @@ var _ = Describe("SNS subscription filter policies", Label("sns-filter"), func()
 		fpExpect(ctx, topic, targets, msgs)
 	})
 
+	// Evidence: https://docs.aws.amazon.com/sns/latest/dg/sns-message-filtering-scope.html.
 	It("switches a live subscription from attribute to body filtering, and delivers everything once the policy is emptied", func(ctx SpecContext) {
 		topic := createTopic(ctx, "scope", nil)
 		const policy = `{"kind":["widget"]}`
@@ -588,6 +590,7 @@ var _ = Describe("SNS subscription filter policies", Label("sns-filter"), func()
 		fpExpect(ctx, topic, target(3, neither, "attr-3", "body-3", "neither-3"), round(3))
 	})
 
+	// Evidence: localstack tests/aws/services/sns/test_sns_filter_policy.snapshot.json (recorded against AWS), the validation tests.
 	It("rejects invalid policies with InvalidParameter and AWS's message, keeping the one in force", func(ctx SpecContext) {
 		topic := createTopic(ctx, "badfilter", nil)
 		q := createQueue(ctx, "badfilter-subscribe", nil)

@@ -13,6 +13,7 @@ import (
 )
 
 var _ = Describe("Messages", Label("sqs-standard"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html.
 	It("sends, receives and deletes a message with matching MD5s", func(ctx SpecContext) {
 		q := createQueue(ctx, "roundtrip", nil)
 		body := "héllo, wörld \r\n\t{\"k\":\"v\"} 𝄞"
@@ -43,6 +44,7 @@ var _ = Describe("Messages", Label("sqs-standard"), func() {
 		}).WithContext(ctx).Should(Equal(map[string]string{"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-attributes.html.
 	It("carries String, Number and Binary attributes, with custom type suffixes, and their MD5", func(ctx SpecContext) {
 		q := createQueue(ctx, "msgattrs", nil)
 		attrs := map[string]types.MessageAttributeValue{
@@ -71,6 +73,7 @@ var _ = Describe("Messages", Label("sqs-standard"), func() {
 		Expect(aws.ToString(m.MD5OfMessageAttributes)).To(Equal(aws.ToString(sent.MD5OfMessageAttributes)))
 	})
 
+	// Evidence: localstack tests/aws/services/sqs/test_sqs.snapshot.json (recorded against AWS) (MD5OfMessageAttributes vectors).
 	It("computes MD5OfMessageAttributes as AWS does for a known vector", func(ctx SpecContext) {
 		// Digests recorded from AWS (see the SQS spec, section 5.1).
 		q := createQueue(ctx, "md5vec", nil)
@@ -91,6 +94,7 @@ var _ = Describe("Messages", Label("sqs-standard"), func() {
 		}
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html (MessageAttributeNames).
 	It("selects message attributes by All, prefix.* and exact name", func(ctx SpecContext) {
 		// VisibilityTimeout 0 on the queue: each receive sees the message again.
 		q := createQueue(ctx, "attrsel", map[string]string{"VisibilityTimeout": "0"})
@@ -126,6 +130,7 @@ var _ = Describe("Messages", Label("sqs-standard"), func() {
 		}
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html (MessageSystemAttributeNames).
 	It("returns the system attributes asked for, counting receives", func(ctx SpecContext) {
 		q := createQueue(ctx, "sysattrs", map[string]string{"VisibilityTimeout": "0"})
 		before := time.Now().Add(-5 * time.Minute).UnixMilli()
@@ -158,6 +163,7 @@ var _ = Describe("Messages", Label("sqs-standard"), func() {
 		Expect(third.Attributes).To(BeEmpty())
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html.
 	It("refuses a message larger than the queue's MaximumMessageSize", func(ctx SpecContext) {
 		q := createQueue(ctx, "toobig", map[string]string{"MaximumMessageSize": "1024"})
 		_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String(strings.Repeat("x", 1025))})
@@ -175,6 +181,7 @@ var _ = Describe("Messages", Label("sqs-standard"), func() {
 		Expect(err).To(HaveErrorCode("InvalidParameterValue"))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html (MessageSystemAttributes); https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html.
 	It("keeps AWSTraceHeader apart from the message attributes and digests it", func(ctx SpecContext) {
 		q := createQueue(ctx, "trace", nil)
 		attrs := map[string]types.MessageAttributeValue{"timestamp": {DataType: aws.String("Number"), StringValue: aws.String("1493147359900")}}
@@ -210,6 +217,7 @@ var _ = Describe("Messages", Label("sqs-standard"), func() {
 		Expect(traces).To(Equal(map[string]string{aws.ToString(plain.MessageId): "", aws.ToString(traced.MessageId): trace}))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-attributes.html; localstack tests/aws/services/sqs/test_sqs.snapshot.json (recorded against AWS).
 	It("refuses an empty String attribute value", func(ctx SpecContext) {
 		q := createQueue(ctx, "emptyattr", nil)
 		_, err := client.SendMessage(ctx, &sqs.SendMessageInput{
@@ -220,6 +228,7 @@ var _ = Describe("Messages", Label("sqs-standard"), func() {
 		Expect(errorMessage(err)).To(Equal("Message (user) attribute 'ErrorDetails' must contain a non-empty value of type 'String'."))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-attributes.html (name and type rules).
 	It("refuses malformed message attributes", func(ctx SpecContext) {
 		// AWS's answers here were seen as Invalid... errors; which exact code
 		// each gets is not pinned down, so only that prefix is checked.
@@ -253,12 +262,14 @@ var _ = Describe("Messages", Label("sqs-standard"), func() {
 		Expect(sendAttrs(eleven)).To(Succeed())
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html (DelaySeconds 0 to 900).
 	It("refuses DelaySeconds above 900", func(ctx SpecContext) {
 		q := createQueue(ctx, "delay901", nil)
 		_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("x"), DelaySeconds: 901})
 		Expect(err).To(HaveErrorCode("InvalidParameterValue"))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-fair-queues.html.
 	It("accepts a MessageGroupId on a standard queue and returns it as a system attribute", func(ctx SpecContext) {
 		// Fair queues (July 2025): the group id only names a tenant.
 		q := createQueue(ctx, "fair", nil)
@@ -270,6 +281,7 @@ var _ = Describe("Messages", Label("sqs-standard"), func() {
 		Expect(m.Attributes).NotTo(HaveKey("SequenceNumber"))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html; localstack tests/aws/services/sqs/test_sqs.snapshot.json (recorded against AWS).
 	It("refuses an empty body with MissingParameter", func(ctx SpecContext) {
 		q := createQueue(ctx, "emptybody", nil)
 		_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("")})
@@ -278,6 +290,7 @@ var _ = Describe("Messages", Label("sqs-standard"), func() {
 })
 
 var _ = Describe("Visibility", Label("sqs-standard"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html.
 	It("makes a message receivable again at once with ChangeMessageVisibility 0, with a new receipt handle", func(ctx SpecContext) {
 		q := createQueue(ctx, "vis0", nil)
 		id := send(ctx, q, "again")
@@ -303,6 +316,7 @@ var _ = Describe("Visibility", Label("sqs-standard"), func() {
 		Expect(err).NotTo(HaveOccurred())
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html.
 	It("returns a message after its visibility timeout expires", func(ctx SpecContext) {
 		q := createQueue(ctx, "visexp", map[string]string{"VisibilityTimeout": "1"})
 		id := send(ctx, q, "expire")
@@ -322,6 +336,7 @@ var _ = Describe("Visibility", Label("sqs-standard"), func() {
 		Expect(aws.ToString(second.ReceiptHandle)).NotTo(Equal(aws.ToString(first.ReceiptHandle)))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html (VisibilityTimeout).
 	It("uses the receive's VisibilityTimeout over the queue's", func(ctx SpecContext) {
 		q := createQueue(ctx, "visreq", map[string]string{"VisibilityTimeout": "0"})
 		send(ctx, q, "hold")
@@ -329,6 +344,7 @@ var _ = Describe("Visibility", Label("sqs-standard"), func() {
 		expectEmpty(ctx, client, q.URL)
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html (an older receipt handle may succeed).
 	It("accepts a stale receipt handle on DeleteMessage of a standard queue", func(ctx SpecContext) {
 		q := createQueue(ctx, "stale", nil)
 		send(ctx, q, "stale")
@@ -345,6 +361,7 @@ var _ = Describe("Visibility", Label("sqs-standard"), func() {
 		Expect(err).NotTo(HaveOccurred())
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html; localstack tests/aws/services/sqs/test_sqs.snapshot.json (recorded against AWS).
 	It("refuses ChangeMessageVisibility for a deleted message", func(ctx SpecContext) {
 		q := createQueue(ctx, "visdeleted", nil)
 		send(ctx, q, "gone")
@@ -356,6 +373,7 @@ var _ = Describe("Visibility", Label("sqs-standard"), func() {
 		Expect(errorMessage(err)).To(ContainSubstring("Message does not exist or is not available for visibility timeout change"))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html (ReceiptHandleIsInvalid).
 	It("refuses a receipt handle of another queue with ReceiptHandleIsInvalid", func(ctx SpecContext) {
 		a := createQueue(ctx, "handle-a", nil)
 		b := createQueue(ctx, "handle-b", nil)
@@ -365,6 +383,7 @@ var _ = Describe("Visibility", Label("sqs-standard"), func() {
 		Expect(err).To(BeAPIError[*types.ReceiptHandleIsInvalid]())
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html (ReceiptHandleIsInvalid); localstack tests/aws/services/sqs/test_sqs.snapshot.json (recorded against AWS).
 	It("refuses a malformed receipt handle with ReceiptHandleIsInvalid", func(ctx SpecContext) {
 		q := createQueue(ctx, "badhandle", nil)
 		_, err := client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: aws.String("garbage")})
@@ -377,6 +396,7 @@ var _ = Describe("Visibility", Label("sqs-standard"), func() {
 })
 
 var _ = Describe("Long polling", Label("sqs-standard"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html.
 	It("returns as soon as a message arrives, well before WaitTimeSeconds", func(ctx SpecContext) {
 		q := createQueue(ctx, "longpoll", nil)
 		sent := make(chan error, 1)
@@ -397,6 +417,7 @@ var _ = Describe("Long polling", Label("sqs-standard"), func() {
 		Expect(took).To(BeNumerically("<", 5*time.Second), "waited too long after the message was sent")
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html.
 	It("returns no messages once WaitTimeSeconds passes", func(ctx SpecContext) {
 		q := createQueue(ctx, "longpoll-empty", nil)
 		start := time.Now()
@@ -406,6 +427,7 @@ var _ = Describe("Long polling", Label("sqs-standard"), func() {
 		Expect(time.Since(start)).To(BeNumerically(">=", 900*time.Millisecond))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html.
 	It("uses the queue's ReceiveMessageWaitTimeSeconds when the receive gives none", func(ctx SpecContext) {
 		q := createQueue(ctx, "longpoll-queue", map[string]string{"ReceiveMessageWaitTimeSeconds": "1"})
 		start := time.Now()
@@ -415,6 +437,7 @@ var _ = Describe("Long polling", Label("sqs-standard"), func() {
 		Expect(time.Since(start)).To(BeNumerically(">=", 900*time.Millisecond))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html.
 	It("refuses WaitTimeSeconds above 20 and MaxNumberOfMessages above 10", func(ctx SpecContext) {
 		q := createQueue(ctx, "recvlimits", nil)
 		_, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), WaitTimeSeconds: 21})
@@ -425,6 +448,7 @@ var _ = Describe("Long polling", Label("sqs-standard"), func() {
 })
 
 var _ = Describe("Delays", Label("sqs-standard"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-timers.html.
 	It("hides a message sent with DelaySeconds until the delay passes", func(ctx SpecContext) {
 		q := createQueue(ctx, "delay", nil)
 		start := time.Now()
@@ -443,6 +467,7 @@ var _ = Describe("Delays", Label("sqs-standard"), func() {
 		Expect(time.Since(start)).To(BeNumerically(">=", 900*time.Millisecond))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-delay-queues.html.
 	It("applies the queue's DelaySeconds to messages sent without one", func(ctx SpecContext) {
 		q := createQueue(ctx, "qdelay", map[string]string{"DelaySeconds": "1"})
 		start := time.Now()
@@ -459,7 +484,8 @@ var _ = Describe("Delays", Label("sqs-standard"), func() {
 	})
 })
 
-var _ = Describe("Errors for a missing queue", Label("errors"), func() {
+var _ = Describe("Errors for a missing queue", Label("errors", "sqs-standard"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_GetQueueUrl.html (QueueDoesNotExist); botocore data/sqs/2012-11-05/service-2.json (awsQueryError code).
 	It("answers QueueDoesNotExist, reported as AWS.SimpleQueueService.NonExistentQueue", func(ctx SpecContext) {
 		_, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(queueName("never-created"))})
 		Expect(err).To(BeAPIError[*types.QueueDoesNotExist]())

@@ -21,7 +21,7 @@ var _ = Describe("Message move task errors", Label("sqs-move-tasks"), func() {
 	})
 
 	It("refuses a SourceArn that is not an ARN with InvalidParameterValue", Label("errors"), func(ctx SpecContext) {
-		// Recorded: test_list_message_move_tasks_with_invalid_arn... .
+		// Recorded from AWS (spec sqs.md, ListMessageMoveTasks row; localstack's move-task snapshot).
 		_, err := client.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String("not-an-arn")})
 		Expect(err).To(BeAWSError(http.StatusBadRequest, "InvalidParameterValue",
 			"You must use this format to specify the SourceArn: arn:<partition>:<service>:<region>:<account-id>:<resource-id>"))
@@ -36,7 +36,7 @@ var _ = Describe("Message move task errors", Label("sqs-move-tasks"), func() {
 	})
 
 	It("refuses a malformed task handle on CancelMessageMoveTask", Label("errors"), func(ctx SpecContext) {
-		// Recorded: test_cancel_with_invalid_task_handle.
+		// Recorded from AWS (spec sqs.md, CancelMessageMoveTask row).
 		_, err := client.CancelMessageMoveTask(ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: aws.String("not-a-handle")})
 		Expect(err).To(BeAWSError(http.StatusBadRequest, "InvalidParameterValue", "Value for parameter TaskHandle is invalid."))
 	})

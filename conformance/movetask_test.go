@@ -85,6 +85,7 @@ func expectStartedAround(task types.ListMessageMoveTasksResultEntry, at time.Tim
 }
 
 var _ = Describe("Message move tasks", Label("sqs-move-tasks"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html.
 	It("refuses a source that is not a dead-letter queue and a source or destination that does not exist", func(ctx SpecContext) {
 		plain := createQueue(ctx, "move-plain", nil)
 		start := func(source, dest string) error {
@@ -109,6 +110,7 @@ var _ = Describe("Message move tasks", Label("sqs-move-tasks"), func() {
 		Expect(errorMessage(err)).To(Equal("The resource that you specified for the DestinationArn parameter doesn't exist."))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html.
 	It("moves messages from a dead-letter queue back to their source as new messages with the same bodies", func(ctx SpecContext) {
 		src, dlq := deadLetterPipeOn(ctx, client, "move-back")
 		sentIDs := deadLetterOn(ctx, client, src, dlq, "back-1", "back-2")
@@ -137,6 +139,7 @@ var _ = Describe("Message move tasks", Label("sqs-move-tasks"), func() {
 		expectStartedAround(task, before)
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html (DestinationArn).
 	It("moves messages to an explicit DestinationArn", func(ctx SpecContext) {
 		src, dlq := deadLetterPipeOn(ctx, client, "move-dest")
 		dest := createQueue(ctx, "move-dest-target", nil)
@@ -158,6 +161,7 @@ var _ = Describe("Message move tasks", Label("sqs-move-tasks"), func() {
 		Expect(task.ApproximateNumberOfMessagesToMove).To(HaveValue(BeEquivalentTo(3)))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CancelMessageMoveTask.html.
 	It("allows one running task per source and cancels a running task", func(ctx SpecContext) {
 		src, dlq := deadLetterPipeOn(ctx, client, "move-cancel")
 		dest := createQueue(ctx, "move-cancel-target", nil)
@@ -211,6 +215,7 @@ var _ = Describe("Message move tasks", Label("sqs-move-tasks"), func() {
 	// test_move_task_workflow_with_default_destination): a task started
 	// without MaxNumberOfMessagesPerSecond is listed without one. fanout
 	// lists it with its internal default, 500.
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListMessageMoveTasks.html.
 	It("lists no MaxNumberOfMessagesPerSecond for a task started without one", func(ctx SpecContext) {
 		src, dlq := deadLetterPipeOn(ctx, client, "move-norate")
 		deadLetterOn(ctx, client, src, dlq, "r-1")
@@ -229,6 +234,7 @@ var _ = Describe("Message move tasks", Label("sqs-move-tasks"), func() {
 		)
 		BeforeEach(func() { mc, clk = manualServer() })
 
+		// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListMessageMoveTasks.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html.
 		It("reports a task RUNNING with its TaskHandle, moving at most MaxNumberOfMessagesPerSecond, then COMPLETED", func(ctx SpecContext) {
 			src, dlq := deadLetterPipeOn(ctx, mc, "move-clock")
 			deadLetterOn(ctx, mc, src, dlq, "k-1", "k-2", "k-3")

@@ -15,6 +15,7 @@ import (
 )
 
 var _ = Describe("Queue lifecycle", Label("sqs-standard"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListQueues.html.
 	It("creates, finds, lists by prefix and deletes a queue", func(ctx SpecContext) {
 		a := createQueue(ctx, "life-a", nil)
 		b := createQueue(ctx, "life-b", nil)
@@ -48,6 +49,7 @@ var _ = Describe("Queue lifecycle", Label("sqs-standard"), func() {
 		}).WithContext(ctx).Should(Succeed())
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html (QueueNameExists); localstack tests/aws/services/sqs/test_sqs.snapshot.json (recorded against AWS).
 	It("is idempotent for equal attributes and refuses different ones with QueueNameExists", func(ctx SpecContext) {
 		attrs := map[string]string{"VisibilityTimeout": "45", "DelaySeconds": "1"}
 		q := createQueue(ctx, "idem", attrs)
@@ -83,6 +85,7 @@ var _ = Describe("Queue lifecycle", Label("sqs-standard"), func() {
 		Expect(errorMessage(err)).To(ContainSubstring("DelaySeconds"))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html; localstack tests/aws/services/sqs/test_sqs.snapshot.json (recorded against AWS).
 	It("treats a default value given explicitly as equal to the default", func(ctx SpecContext) {
 		q := createQueue(ctx, "idem-default", nil)
 		again, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(q.Name), Attributes: map[string]string{"VisibilityTimeout": "30", "DelaySeconds": "0"}})
@@ -90,6 +93,7 @@ var _ = Describe("Queue lifecycle", Label("sqs-standard"), func() {
 		Expect(aws.ToString(again.QueueUrl)).To(Equal(q.URL))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html (QueueName constraints); localstack tests/aws/services/sqs/test_sqs.snapshot.json (recorded against AWS).
 	It("rejects invalid queue names and FIFO settings on a standard queue", func(ctx SpecContext) {
 		create := func(name string, attrs map[string]string) error {
 			_, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
@@ -115,6 +119,7 @@ var _ = Describe("Queue lifecycle", Label("sqs-standard"), func() {
 		Expect(errorMessage(err)).To(Equal("Unknown Attribute ContentBasedDeduplication."))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListQueues.html.
 	It("pages ListQueues with MaxResults and NextToken", func(ctx SpecContext) {
 		var want []string
 		for range 3 {
@@ -142,6 +147,7 @@ var _ = Describe("Queue lifecycle", Label("sqs-standard"), func() {
 })
 
 var _ = Describe("Queue attributes", Label("sqs-standard"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_GetQueueAttributes.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html (defaults).
 	It("reports AWS's defaults for a new standard queue with All", func(ctx SpecContext) {
 		before := time.Now().Add(-5 * time.Minute).Unix()
 		q := createQueue(ctx, "defaults", nil)
@@ -180,6 +186,7 @@ var _ = Describe("Queue attributes", Label("sqs-standard"), func() {
 		Expect(some).To(Equal(map[string]string{"VisibilityTimeout": "30", "DelaySeconds": "0"}))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html.
 	It("round-trips SetQueueAttributes", func(ctx SpecContext) {
 		q := createQueue(ctx, "setattrs", nil)
 		set := map[string]string{
@@ -203,11 +210,13 @@ var _ = Describe("Queue attributes", Label("sqs-standard"), func() {
 		}).WithContext(ctx).Should(Succeed())
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_GetQueueAttributes.html.
 	It("returns no attributes when none are asked for", func(ctx SpecContext) {
 		q := createQueue(ctx, "noattrs", nil)
 		Expect(queueAttrs(ctx, client, q.URL)).To(BeEmpty())
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html (ranges; InvalidAttributeName, InvalidAttributeValue).
 	It("refuses read-only attributes and values out of range", func(ctx SpecContext) {
 		q := createQueue(ctx, "roattr", nil)
 		set := func(k, v string) error {
@@ -226,6 +235,7 @@ var _ = Describe("Queue attributes", Label("sqs-standard"), func() {
 		Expect(queueAttrs(ctx, client, q.URL, types.QueueAttributeNameVisibilityTimeout)).To(HaveKeyWithValue("VisibilityTimeout", "30"))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_GetQueueAttributes.html (InvalidAttributeName).
 	It("refuses unknown attribute names with InvalidAttributeName", func(ctx SpecContext) {
 		q := createQueue(ctx, "badattr", nil)
 		_, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
@@ -243,6 +253,7 @@ var _ = Describe("Queue attributes", Label("sqs-standard"), func() {
 })
 
 var _ = Describe("Tags", Label("sqs-standard"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_TagQueue.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListQueueTags.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_UntagQueue.html.
 	It("tags, lists and untags a queue", func(ctx SpecContext) {
 		name := queueName("tags")
 		out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Tags: map[string]string{"created": "yes"}})
@@ -293,6 +304,7 @@ type policy struct {
 }
 
 var _ = Describe("Permissions", Label("sqs-standard"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_AddPermission.html; https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_RemovePermission.html; localstack tests/aws/services/sqs/test_sqs.snapshot.json (recorded against AWS).
 	It("reflects AddPermission and RemovePermission in the Policy attribute", func(ctx SpecContext) {
 		q := createQueue(ctx, "perm", nil)
 		// The queue's own account is a principal AWS accepts wherever this runs.
@@ -369,6 +381,7 @@ var _ = Describe("Permissions", Label("sqs-standard"), func() {
 		}).WithContext(ctx).ShouldNot(HaveKey("Policy"))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html (Policy).
 	It("sets a Policy and removes it with an empty value", func(ctx SpecContext) {
 		q := createQueue(ctx, "policy", nil)
 		doc := fmt.Sprintf(`{"Version":"2012-10-17","Id":"conformance","Statement":[{"Sid":"s1","Effect":"Deny","Principal":{"AWS":"*"},"Action":"sqs:SendMessage","Resource":%q,"Condition":{"Bool":{"aws:SecureTransport":"false"}}}]}`, q.ARN)
@@ -398,6 +411,7 @@ var _ = Describe("Permissions", Label("sqs-standard"), func() {
 })
 
 var _ = Describe("PurgeQueue", Label("sqs-standard"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_PurgeQueue.html.
 	It("empties the queue and refuses a second purge with PurgeQueueInProgress", func(ctx SpecContext) {
 		q := createQueue(ctx, "purge", nil)
 		for i := range 3 {
@@ -428,6 +442,7 @@ var _ = Describe("PurgeQueue", Label("sqs-standard"), func() {
 })
 
 var _ = Describe("Dead-letter queues", Label("sqs-dlq"), func() {
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListDeadLetterSourceQueues.html.
 	It("lists the source queues of a dead-letter queue", func(ctx SpecContext) {
 		dlq := createQueue(ctx, "dlq-list", nil)
 		redrive := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":5}`, dlq.ARN)
@@ -458,6 +473,7 @@ var _ = Describe("Dead-letter queues", Label("sqs-dlq"), func() {
 		Expect(out.QueueUrls).To(BeEmpty())
 	})
 
+	// Evidence: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html.
 	It("moves a message received more than maxReceiveCount times to the dead-letter queue", func(ctx SpecContext) {
 		dlq := createQueue(ctx, "dlq-move", nil)
 		// The queue's VisibilityTimeout is 0 so a received message is visible

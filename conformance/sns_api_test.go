@@ -65,8 +65,7 @@ var _ = Describe("SNS topics", Label("sns-core"), func() {
 	})
 
 	It("refuses to re-create a topic with different attributes", Label("errors"), func(ctx SpecContext) {
-		// Recorded from AWS: snapshot test_create_topic_should_be_idempotent
-		// / test_create_duplicate_topic_with_different_attributes.
+		// Recorded from AWS (spec sns.md, CreateTopic row; localstack's test_sns snapshot).
 		arn := createTopic(ctx, "diff", map[string]string{"DisplayName": "one"})
 		name := arn[strings.LastIndex(arn, ":")+1:]
 		_, err := snsc(ctx).CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(name), Attributes: map[string]string{"DisplayName": "two"}})
@@ -76,7 +75,7 @@ var _ = Describe("SNS topics", Label("sns-core"), func() {
 	DescribeTable("refuses a bad topic name with InvalidParameter", Label("errors"),
 		// API_CreateTopic: 1-256 alphanumerics, hyphens and underscores
 		// (.fifo for FIFO topics); AWS answers "Invalid parameter: Topic
-		// Name" (snapshot test_create_topic_with_invalid_name... recorded).
+		// Name" (spec sns.md; the same text in AWS errors quoted by users of the Java SDK).
 		func(ctx SpecContext, name string) {
 			_, err := snsc(ctx).CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(name)})
 			Expect(err).To(BeAWSError(http.StatusBadRequest, "InvalidParameter", "Invalid parameter: Topic Name"))
@@ -88,7 +87,7 @@ var _ = Describe("SNS topics", Label("sns-core"), func() {
 	)
 
 	It("reports AWS's default attributes for a new topic", func(ctx SpecContext) {
-		// Recorded default set (snapshot test_create_topic_with_attributes):
+		// Recorded default set (spec sns.md §3, from localstack's test_sns snapshot):
 		// DisplayName "", counters "0", Owner, Policy, EffectiveDeliveryPolicy.
 		arn := createTopic(ctx, "defaults", nil)
 		attrs := topicAttributes(ctx, arn)
@@ -135,7 +134,7 @@ var _ = Describe("SNS topics", Label("sns-core"), func() {
 
 	It("refuses an unknown topic attribute name", Label("errors"), func(ctx SpecContext) {
 		// API_SetTopicAttributes lists the valid names; AWS answers
-		// "Invalid parameter: AttributeName" (snapshot test_validate_set_topic_attributes... ).
+		// "Invalid parameter: AttributeName" (spec sns.md, Get/SetSubscriptionAttributes row).
 		arn := createTopic(ctx, "unknown-attr", nil)
 		_, err := snsc(ctx).SetTopicAttributes(ctx, &sns.SetTopicAttributesInput{TopicArn: aws.String(arn), AttributeName: aws.String("Colour"), AttributeValue: aws.String("blue")})
 		Expect(err).To(BeAWSError(http.StatusBadRequest, "InvalidParameter", "Invalid parameter: AttributeName"))
@@ -148,7 +147,7 @@ var _ = Describe("SNS topics", Label("sns-core"), func() {
 	})
 
 	It("deletes a missing topic without an error", func(ctx SpecContext) {
-		// API_DeleteTopic is idempotent (recorded: test_delete_topic_idempotency).
+		// API_DeleteTopic is idempotent (spec sns.md, DeleteTopic row).
 		_, err := snsc(ctx).DeleteTopic(ctx, &sns.DeleteTopicInput{TopicArn: aws.String(missingTopicARN(ctx))})
 		Expect(err).NotTo(HaveOccurred())
 	})
@@ -257,7 +256,7 @@ var _ = Describe("SNS topics", Label("sns-core"), func() {
 
 var _ = Describe("SNS subscriptions", Label("sns-core"), func() {
 	It("confirms an SQS subscription at once and reports its attributes", func(ctx SpecContext) {
-		// Recorded (snapshot test_subscribe_sqs_queue... ): sqs subscriptions
+		// Recorded (spec sns.md, Subscribe row and §4): sqs subscriptions
 		// in the same account are confirmed, authenticated, not raw.
 		topic := createTopic(ctx, "sub-attrs", nil)
 		q, sub := subscribedQueue(ctx, topic, "sub-attrs", nil, nil)
@@ -284,7 +283,7 @@ var _ = Describe("SNS subscriptions", Label("sns-core"), func() {
 	})
 
 	It("refuses the same subscription with different attributes", Label("errors"), func(ctx SpecContext) {
-		// Recorded: test_subscribe_idempotency.
+		// Recorded (spec sns.md, Subscribe row).
 		topic := createTopic(ctx, "sub-diff", nil)
 		q, _ := subscribedQueue(ctx, topic, "sub-diff", nil, nil)
 		_, err := snsc(ctx).Subscribe(ctx, &sns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("sqs"), Endpoint: aws.String(q.ARN),
@@ -293,14 +292,14 @@ var _ = Describe("SNS subscriptions", Label("sns-core"), func() {
 	})
 
 	It("refuses an unknown protocol", Label("errors"), func(ctx SpecContext) {
-		// Recorded: test_subscribe_with_invalid_protocol.
+		// Recorded (spec sns.md, Subscribe row).
 		topic := createTopic(ctx, "sub-proto", nil)
 		_, err := snsc(ctx).Subscribe(ctx, &sns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("carrier-pigeon"), Endpoint: aws.String("coop")})
 		Expect(err).To(BeAWSError(http.StatusBadRequest, "InvalidParameter", "Invalid parameter: Amazon SNS does not support this protocol string: carrier-pigeon"))
 	})
 
 	It("refuses an sqs endpoint that is not a queue ARN", Label("errors"), func(ctx SpecContext) {
-		// Recorded: test_subscribe_sqs_queue_with_url... "Invalid parameter: SQS endpoint ARN".
+		// Recorded (spec sns.md, Subscribe row): "Invalid parameter: SQS endpoint ARN".
 		topic := createTopic(ctx, "sub-url", nil)
 		q := createQueue(ctx, "sub-url", nil)
 		_, err := snsc(ctx).Subscribe(ctx, &sns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("sqs"), Endpoint: aws.String(q.URL)})
@@ -315,7 +314,7 @@ var _ = Describe("SNS subscriptions", Label("sns-core"), func() {
 	})
 
 	It("refuses a FIFO queue on a standard topic", Label("errors", "sns-fifo"), func(ctx SpecContext) {
-		// Recorded (snapshot test_validate_sqs_fifo_subscription...): the
+		// Recorded (spec sns.md, Subscribe row): the
 		// message repeats "Invalid parameter: ".
 		topic := createTopic(ctx, "sub-fifo", nil)
 		out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(queueName("sub-fifo") + ".fifo"), Attributes: map[string]string{"FifoQueue": "true"}})
@@ -350,7 +349,7 @@ var _ = Describe("SNS subscriptions", Label("sns-core"), func() {
 	})
 
 	It("refuses a malformed subscription ARN on Unsubscribe", Label("errors"), func(ctx SpecContext) {
-		// Recorded: test_unsubscribe_wrong_arn_format.
+		// Recorded (spec sns.md, Unsubscribe row).
 		_, err := snsc(ctx).Unsubscribe(ctx, &sns.UnsubscribeInput{SubscriptionArn: aws.String("randomstring")})
 		Expect(err).To(BeAWSError(http.StatusBadRequest, "InvalidParameter", "Invalid parameter: SubscriptionArn Reason: An ARN must have at least 6 elements, not 1"))
 	})
@@ -407,7 +406,7 @@ var _ = Describe("SNS subscriptions", Label("sns-core"), func() {
 
 var _ = Describe("SNS Publish", Label("sns-core"), func() {
 	It("refuses an empty message", Label("errors"), func(ctx SpecContext) {
-		// Recorded: test_publish_empty... "Invalid parameter: Empty message".
+		// Recorded (spec sns.md, Publish row): "Invalid parameter: Empty message".
 		topic := createTopic(ctx, "pub-empty", nil)
 		Expect(publishErr(ctx, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("")})).To(
 			BeAWSError(http.StatusBadRequest, "InvalidParameter", "Invalid parameter: Empty message"))
@@ -453,15 +452,15 @@ var _ = Describe("SNS Publish", Label("sns-core"), func() {
 	})
 
 	It("refuses a MessageDeduplicationId on a standard topic", Label("errors"), func(ctx SpecContext) {
-		// Recorded (snapshot test_publish_to_standard_topic_with_dedup_id).
+		// Recorded (spec sns.md §5, Standard topic row).
 		topic := createTopic(ctx, "pub-dedup", nil)
 		Expect(publishErr(ctx, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("x"), MessageDeduplicationId: aws.String("d")})).To(
 			BeAWSError(http.StatusBadRequest, "InvalidParameter", "Invalid parameter: MessageDeduplicationId Reason: The request includes MessageDeduplicationId parameter that is not valid for this topic type"))
 	})
 
 	DescribeTable("refuses malformed message attributes with ParameterValueInvalid", Label("errors"),
-		// Recorded (snapshot test_publish_wrong_arn_format... message
-		// attribute validation) and sns-message-attributes.html.
+		// Recorded (spec sns.md §5, DataType, Value field and Name rows,
+		// from localstack's test_sns snapshot) and sns-message-attributes.html.
 		func(ctx SpecContext, name string, v snstypes.MessageAttributeValue, msg string) {
 			topic := createTopic(ctx, "pub-attr", nil)
 			err := publishErr(ctx, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("x"),
@@ -504,7 +503,7 @@ var _ = Describe("SNS Publish", Label("sns-core"), func() {
 		})
 
 		It("refuses a message without a default entry", Label("errors"), func(ctx SpecContext) {
-			// Recorded: test_publish_message_structure_json_no_default... .
+			// Recorded (spec sns.md §5, MessageStructure row).
 			topic := createTopic(ctx, "ms-nodefault", nil)
 			Expect(publishErr(ctx, &sns.PublishInput{TopicArn: aws.String(topic), MessageStructure: aws.String("json"), Message: aws.String(`{"sqs":"x"}`)})).To(
 				BeAWSError(http.StatusBadRequest, "InvalidParameter", "Invalid parameter: Message Structure - No default entry in JSON message body"))

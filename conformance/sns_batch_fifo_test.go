@@ -19,7 +19,8 @@ import (
 // fifo-message-dedup.html (groups, deduplication, SequenceNumber),
 // message-archiving-and-replay-topic-owner.html (ArchivePolicy), and AWS's
 // answers recorded in localstack's test_sns.snapshot.json
-// (test_publish_batch_*, test_message_to_fifo_sqs, test_validations_for_fifo).
+// (test_message_to_fifo_sqs, and the PublishBatch and FIFO rows of the
+// project's spec sns.md drawn from it).
 
 func batchEntries(n int) []snstypes.PublishBatchRequestEntry {
 	out := make([]snstypes.PublishBatchRequestEntry, n)
@@ -65,7 +66,7 @@ var _ = Describe("SNS PublishBatch", Label("sns-core", "sns-batch"), func() {
 	})
 
 	It("refuses more than 10 entries with TooManyEntriesInBatchRequest", Label("errors"), func(ctx SpecContext) {
-		// Recorded: test_publish_batch_exceptions.
+		// Recorded (spec sns.md, PublishBatch row).
 		topic := createTopic(ctx, "batch-11", nil)
 		_, err := snsc(ctx).PublishBatch(ctx, &sns.PublishBatchInput{TopicArn: aws.String(topic), PublishBatchRequestEntries: batchEntries(11)})
 		Expect(err).To(BeAPIError[*snstypes.TooManyEntriesInBatchRequestException]())
@@ -135,7 +136,7 @@ var _ = Describe("SNS PublishBatch", Label("sns-core", "sns-batch"), func() {
 
 var _ = Describe("SNS FIFO topics", Label("sns-fifo"), func() {
 	It("reports FifoTopic and ContentBasedDeduplication for a FIFO topic", func(ctx SpecContext) {
-		// Recorded default set of a FIFO topic (test_create_topic_with_attributes, fifo).
+		// Recorded default set of a FIFO topic (spec sns.md §3).
 		topic := createTopic(ctx, "fifo-attrs", map[string]string{"FifoTopic": "true"})
 		Expect(topic).To(HaveSuffix(".fifo"))
 		attrs := topicAttributes(ctx, topic)
@@ -152,14 +153,14 @@ var _ = Describe("SNS FIFO topics", Label("sns-fifo"), func() {
 	})
 
 	It("requires a MessageGroupId", Label("errors"), func(ctx SpecContext) {
-		// Recorded: test_validations_for_fifo.
+		// Recorded (spec sns.md §5, FIFO topic publish row).
 		topic := createTopic(ctx, "fifo-group", map[string]string{"FifoTopic": "true", "ContentBasedDeduplication": "true"})
 		Expect(publishErr(ctx, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("x")})).To(
 			BeAWSError(http.StatusBadRequest, "InvalidParameter", "Invalid parameter: The MessageGroupId parameter is required for FIFO topics"))
 	})
 
 	It("requires a deduplication id without ContentBasedDeduplication", Label("errors"), func(ctx SpecContext) {
-		// Recorded: test_validations_for_fifo.
+		// Recorded (spec sns.md §5, FIFO topic publish row).
 		topic := createTopic(ctx, "fifo-dedup", map[string]string{"FifoTopic": "true"})
 		Expect(publishErr(ctx, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("x"), MessageGroupId: aws.String("g")})).To(
 			BeAWSError(http.StatusBadRequest, "InvalidParameter", "Invalid parameter: The topic should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly"))
@@ -244,8 +245,8 @@ var _ = Describe("SNS FIFO topics", Label("sns-fifo"), func() {
 var _ = Describe("SNS raw delivery to SQS", Label("sns-raw"), func() {
 	// sns-large-payload-raw-message-delivery.html: with RawMessageDelivery
 	// the body is the message and SNS message attributes become SQS
-	// message attributes (recorded: test_publish_sqs_from_sns_with_xray_propagation,
-	// test_redrive_policy_sqs_queue_subscription[True]).
+	// message attributes (recorded: test_redrive_policy_sqs_queue_subscription[True],
+	// spec sns.md §7.2).
 	It("turns a String.Array attribute into a String-typed SQS attribute with the same value", func(ctx SpecContext) {
 		// Whether AWS keeps the type String.Array (SQS accepts any String.*
 		// type) or sends String is not documented: only the String family

@@ -29,7 +29,7 @@ import (
 // message types and their fields), sns-verify-signature-of-message.html
 // (string to sign, SignatureVersion 1 = SHA1withRSA, 2 = SHA256withRSA),
 // and AWS's recorded HTTP requests (localstack test_sns.snapshot.json,
-// test_subscribe_external_http_endpoint*).
+// test_subscribe_external_http_endpoint_content_type, spec sns.md §7.4).
 
 // hookRequest is one request the subscriber received.
 type hookRequest struct {

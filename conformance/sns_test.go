@@ -177,6 +177,7 @@ func without(list []string, drop string) []string {
 }
 
 var _ = Describe("SNS fanout to SQS", Label("sns-core"), func() {
+	// Evidence: https://docs.aws.amazon.com/sns/latest/dg/sns-sqs-as-subscriber.html; https://docs.aws.amazon.com/sns/latest/dg/sns-message-and-json-formats.html.
 	It("delivers one publish to three queues in signed envelopes", func(ctx SpecContext) {
 		topic := createTopic(ctx, "fan", nil)
 		type target struct {
@@ -229,6 +230,7 @@ var _ = Describe("SNS fanout to SQS", Label("sns-core"), func() {
 		}
 	})
 
+	// Evidence: https://docs.aws.amazon.com/sns/latest/dg/sns-large-payload-raw-message-delivery.html.
 	It("delivers raw messages with SQS message attributes, and envelopes without", func(ctx SpecContext) {
 		topic := createTopic(ctx, "raw", nil)
 		raw, _ := subscribedQueue(ctx, topic, "raw", nil, map[string]string{"RawMessageDelivery": "true"})
@@ -266,6 +268,7 @@ var _ = Describe("SNS fanout to SQS", Label("sns-core"), func() {
 		}))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/sns/latest/dg/sns-fifo-topics.html; https://docs.aws.amazon.com/sns/latest/dg/fifo-message-dedup.html.
 	It("keeps a FIFO topic's order per group in a FIFO queue and deduplicates", func(ctx SpecContext) {
 		topic := createTopic(ctx, "fifo", map[string]string{"FifoTopic": "true", "ContentBasedDeduplication": "true"})
 		q, _ := subscribedQueue(ctx, topic, "fifo", map[string]string{"FifoQueue": "true"}, nil)
@@ -288,6 +291,7 @@ var _ = Describe("SNS fanout to SQS", Label("sns-core"), func() {
 		expectEmpty(ctx, client, q.URL)
 	})
 
+	// Evidence: https://docs.aws.amazon.com/sns/latest/dg/sns-subscription-filter-policies.html; localstack tests/aws/services/sns/test_sns_filter_policy.snapshot.json (recorded against AWS) test_filter_policy.
 	It("applies a subscription's filter policy, and delivers everything once it is removed", func(ctx SpecContext) {
 		topic := createTopic(ctx, "filter", nil)
 		q, sub := subscribedQueue(ctx, topic, "filtered", nil, map[string]string{
@@ -321,6 +325,7 @@ var _ = Describe("SNS fanout to SQS", Label("sns-core"), func() {
 		}).WithContext(ctx).Should(Succeed())
 	})
 
+	// Evidence: https://docs.aws.amazon.com/sns/latest/dg/subscription-filter-policy-constraints.html; localstack tests/aws/services/sns/test_sns.snapshot.json (recorded against AWS) test_subscribe_invalid_filter_policy.
 	It("rejects an invalid filter policy with InvalidParameter", func(ctx SpecContext) {
 		topic := createTopic(ctx, "badfilter", nil)
 		q := createQueue(ctx, "badfilter", nil)
@@ -332,6 +337,7 @@ var _ = Describe("SNS fanout to SQS", Label("sns-core"), func() {
 		Expect(errorMessage(err)).To(Equal("Invalid parameter: Attributes Reason: FilterPolicy: Empty arrays are not allowed"))
 	})
 
+	// Evidence: https://docs.aws.amazon.com/sns/latest/api/API_GetTopicAttributes.html (NotFound).
 	It("answers NotFound for a topic that does not exist", func(ctx SpecContext) {
 		arn := strings.Replace(createTopic(ctx, "probe", nil), "probe", "missing", 1)
 		_, err := snsc(ctx).GetTopicAttributes(ctx, &sns.GetTopicAttributesInput{TopicArn: aws.String(arn)})
@@ -341,6 +347,7 @@ var _ = Describe("SNS fanout to SQS", Label("sns-core"), func() {
 })
 
 var _ = Describe("SNS deliveries fanout counts", Label(emulatorOnly, "sns-core"), func() {
+	// Evidence: https://docs.aws.amazon.com/sns/latest/dg/sns-message-delivery-retries.html (client-side errors are not retried).
 	It("counts a delivery to a deleted queue as failed", func(ctx SpecContext) {
 		topic := createTopic(ctx, "gone", nil)
 		q, sub := subscribedQueue(ctx, topic, "gone", nil, nil)

@@ -56,8 +56,8 @@ var _ = Describe("SQS over the Query protocol", Label("sqs-query"), func() {
 	})
 
 	It("answers a missing queue with AWS.SimpleQueueService.NonExistentQueue and the wsdl-version message, HTTP 400", Label("errors"), func(ctx SpecContext) {
-		// Query-only wording recorded from AWS (localstack snapshot
-		// test_get_queue_url_queue_does_not_exist, query variant).
+		// Query-only wording recorded from AWS (spec sqs.md §1.2, from
+		// localstack's test_sqs snapshot, query variant).
 		a := sqsQuery(ctx, "GetQueueUrl", "QueueName", queueName("q-missing"))
 		Expect(a).To(BeQueryError(http.StatusBadRequest, "AWS.SimpleQueueService.NonExistentQueue", "Sender", "The specified queue does not exist for this wsdl version."))
 		Expect(a.Root.Get("RequestId")).NotTo(BeEmpty())
@@ -91,7 +91,7 @@ var _ = Describe("SQS over the Query protocol", Label("sqs-query"), func() {
 
 	It("refuses an unknown attribute name with InvalidAttributeName", Label("errors"), func(ctx SpecContext) {
 		// API_GetQueueAttributes: InvalidAttributeName, "Unknown Attribute
-		// <name>." recorded from AWS (snapshot test_get_queue_attributes_invalid).
+		// <name>." recorded from AWS (spec sqs.md, GetQueueAttributes row).
 		q := queryQueue(ctx, "q-badattr")
 		a := sqsQuery(ctx, "GetQueueAttributes", "QueueUrl", q.URL, "AttributeName.1", "Colour")
 		Expect(a).To(BeQueryError(http.StatusBadRequest, "InvalidAttributeName", "Sender", "Unknown Attribute Colour."))
@@ -300,7 +300,7 @@ var _ = Describe("SQS over the Query protocol", Label("sqs-query"), func() {
 	Describe("errors", Label("errors"), func() {
 		It("refuses SendMessage without MessageBody with MissingParameter", func(ctx SpecContext) {
 			// API_SendMessage; message recorded from AWS
-			// (snapshot test_send_message_with_empty_body... query).
+			// (spec sqs.md, SendMessage row).
 			q := queryQueue(ctx, "q-nobody")
 			a := sqsQuery(ctx, "SendMessage", "QueueUrl", q.URL)
 			Expect(a).To(BeQueryError(http.StatusBadRequest, "MissingParameter", "Sender", "The request must contain the parameter MessageBody."))
@@ -308,7 +308,7 @@ var _ = Describe("SQS over the Query protocol", Label("sqs-query"), func() {
 
 		It("refuses MaxNumberOfMessages 11 with InvalidParameterValue", func(ctx SpecContext) {
 			// API_ReceiveMessage: 1 to 10; AWS's message recorded in
-			// snapshot test_receive_message_with_invalid_max_number... .
+			// spec sqs.md, ReceiveMessage row.
 			q := queryQueue(ctx, "q-max")
 			a := sqsQuery(ctx, "ReceiveMessage", "QueueUrl", q.URL, "MaxNumberOfMessages", "11")
 			Expect(a).To(BeQueryError(http.StatusBadRequest, "InvalidParameterValue", "Sender",
