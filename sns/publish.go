@@ -214,11 +214,12 @@ func validID(s string) bool {
 type target struct {
 	sub    delivery.Subscriber
 	filter *filter.Policy
+	counts *Subscription // its matched and filtered counters
 }
 
 // target snapshots the subscription for delivery. Callers hold the topic's mu.
 func (s *Subscription) target() target {
-	return target{sub: s.subscriber(), filter: s.cfg.filter}
+	return target{sub: s.subscriber(), filter: s.cfg.filter, counts: s}
 }
 
 // deliver hands m to the subscription if it passes the filter policy.
@@ -226,12 +227,14 @@ func (tg target) deliver(e *Engine, m *delivery.Message, attrs map[string]filter
 	if tg.filter != nil {
 		fm := filter.Message{Body: m.For(tg.sub.Protocol), Attributes: attrs}
 		if !tg.filter.Match(fm) {
+			tg.counts.filtered.Add(1)
 			if r, ok := e.deliver.(FilterRecorder); ok {
 				r.Filtered(m, tg.sub, tg.filter, fm)
 			}
 			return
 		}
 	}
+	tg.counts.matched.Add(1)
 	// Failures are the dispatcher's to log and count; the publisher has
 	// its MessageId either way, as on AWS.
 	_ = e.deliver.Deliver(m, tg.sub)
@@ -285,6 +288,7 @@ func (t *Topic) publishAll(ps []*prepared) []PublishResult {
 		for _, tg := range targets {
 			tg.deliver(e, m, attrs)
 		}
+		t.published.Add(1)
 		out[i] = PublishResult{MessageID: m.ID, SequenceNumber: m.SequenceNumber}
 	}
 	return out

@@ -33,6 +33,9 @@ type Subscription struct {
 	// gone mirrors removed for deliveries in flight, which read it without
 	// the topic's lock: their pending retries stop once it is set.
 	gone atomic.Bool
+	// matched and filtered count the topic's messages that passed the
+	// filter policy and those it dropped, for the dashboard's edges.
+	matched, filtered atomic.Int64
 }
 
 // remove marks the subscription removed. Callers hold the topic's mu.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fanout/fanout/awserr"
@@ -31,6 +32,8 @@ type Topic struct {
 	sequence uint64          // FIFO only: last SequenceNumber handed out
 	archive  []archived      // FIFO topics with an ArchivePolicy
 	gone     bool
+	// published counts messages published, for the dashboard.
+	published atomic.Int64
 }
 
 // Arn returns the topic's ARN.

@@ -3,6 +3,7 @@ package sqs
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fanout/fanout/awserr"
@@ -36,6 +37,8 @@ type Queue struct {
 	notify       chan struct{} // made by a waiting long poll, closed when messages become visible
 	gone         chan struct{} // closed when the queue is deleted
 	deleted      bool
+	// deadLettered counts messages moved to the DLQ, for the dashboard.
+	deadLettered atomic.Int64
 }
 
 func newQueue(e *Engine, name string, fifo bool, now time.Time) *Queue {
@@ -64,6 +67,10 @@ func (q *Queue) Name() string { return q.name }
 
 // Arn returns the queue's ARN.
 func (q *Queue) Arn() string { return q.arn }
+
+// DeadLettered counts the messages moved from this queue to its
+// dead-letter queue after maxReceiveCount receives.
+func (q *Queue) DeadLettered() int64 { return q.deadLettered.Load() }
 
 // Fifo reports whether this is a FIFO queue.
 func (q *Queue) Fifo() bool { return q.config.fifo } // fixed at creation

@@ -369,6 +369,9 @@ func (e *Engine) deadLetter(src *Queue, moves []*message) {
 	if target.deleted {
 		return
 	}
+	if target != src {
+		src.deadLettered.Add(int64(len(moves)))
+	}
 	for _, m := range moves {
 		c := &message{
 			idMD5: m.idMD5, body: m.body, attrs: m.attrs,
