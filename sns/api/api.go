@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/internal/awswire"
@@ -77,6 +78,9 @@ var actions = map[string]action{
 func (h *Handler) ServeQuery(w http.ResponseWriter, r *http.Request, params url.Values) {
 	rid := id.UUID()
 	op := params.Get("Action")
+	if awswire.Noting(w) {
+		awswire.NoteCall(w, "sns", op, topicOf(params))
+	}
 	act, ok := actions[op]
 	if !ok {
 		h.fail(w, rid, op, sns.ErrInvalidAction.New("The action %s is not valid for this endpoint.", op))
@@ -119,6 +123,7 @@ func writeError(w http.ResponseWriter, rid string, e *awserr.Error) {
 	hd.Set("Content-Type", awswire.ContentXML)
 	hd.Set(awswire.RequestIDHeader, rid)
 	hd.Set("Content-Length", strconv.Itoa(len(x.Buf)))
+	awswire.NoteError(w, e.QueryCodeOrCode())
 	w.WriteHeader(e.StatusFor(true))
 	_, _ = w.Write(x.Buf)
 }
@@ -134,4 +139,23 @@ func attributes(x *awswire.XMLWriter, m map[string]string) {
 		x.Close("entry")
 	}
 	x.Close("Attributes")
+}
+
+// topicOf names what an SNS call is about, for the request log: the topic
+// (from TopicArn, TargetArn, a subscription's or a resource's ARN, or the
+// Name of CreateTopic).
+func topicOf(p url.Values) string {
+	for _, k := range []string{"TopicArn", "TargetArn", "ResourceArn", "SubscriptionArn"} {
+		if v := p.Get(k); v != "" {
+			parts := strings.Split(v, ":")
+			if len(parts) >= 6 {
+				return parts[5]
+			}
+			return v
+		}
+	}
+	if v := p.Get("PhoneNumber"); v != "" {
+		return v
+	}
+	return p.Get("Name")
 }

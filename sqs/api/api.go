@@ -107,6 +107,7 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 	}
 	act, ok := actions[op]
 	if !ok {
+		awswire.NoteCall(w, "sqs", op, "")
 		h.fail(w, rid, false, op, sqs.ErrUnknownOperation.New(""))
 		return
 	}
@@ -120,10 +121,14 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 	}
 	in, err := newJSONInput(gjson.ParseBytes(body))
 	if err != nil {
+		awswire.NoteCall(w, "sqs", op, "")
 		h.fail(w, rid, false, op, err)
 		return
 	}
 	req := &request{ctx: r.Context(), in: in, host: r.Host, path: r.URL.Path, senderID: senderID(r)}
+	if awswire.Noting(w) {
+		awswire.NoteCall(w, "sqs", op, req.resource())
+	}
 	rep, err := act(h, req)
 	if err != nil {
 		h.fail(w, rid, false, op, err)
@@ -201,10 +206,14 @@ func (h *Handler) ServeQuery(w http.ResponseWriter, r *http.Request, params url.
 	op := params.Get("Action")
 	act, ok := actions[op]
 	if !ok {
+		awswire.NoteCall(w, "sqs", op, "")
 		h.fail(w, rid, true, op, sqs.ErrInvalidAction.New("The action %s is not valid for this endpoint.", op))
 		return
 	}
 	req := &request{ctx: r.Context(), in: queryInput{awswire.NewForm(params)}, query: true, host: r.Host, path: r.URL.Path, senderID: senderID(r)}
+	if awswire.Noting(w) {
+		awswire.NoteCall(w, "sqs", op, req.resource())
+	}
 	rep, err := act(h, req)
 	if err != nil {
 		h.fail(w, rid, true, op, err)
@@ -253,4 +262,24 @@ func senderID(r *http.Request) string {
 		}
 	}
 	return cred[:j]
+}
+
+// resource names the queue a call is about, for the request log: the
+// last part of QueueUrl (or of the path a Query call was POSTed to), the
+// QueueName of CreateQueue and GetQueueUrl, or a move task's source queue.
+func (r *request) resource() string {
+	u := r.in.str("QueueUrl")
+	if u == "" && r.query {
+		u = r.path
+	}
+	if u = strings.TrimRight(u, "/"); u != "" {
+		return u[strings.LastIndexByte(u, '/')+1:]
+	}
+	if n := r.in.str("QueueName"); n != "" {
+		return n
+	}
+	if a := r.in.str("SourceArn"); a != "" {
+		return a[strings.LastIndexByte(a, ':')+1:]
+	}
+	return ""
 }
