@@ -20,6 +20,7 @@ import (
 	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/admin"
 	"github.com/fanout/fanout/internal/playground"
+	"github.com/fanout/fanout/internal/reqlog"
 	"github.com/fanout/fanout/internal/signing"
 	"github.com/fanout/fanout/internal/sigv4"
 	"github.com/fanout/fanout/sns"
@@ -168,11 +169,12 @@ func build(opts Options) (*Server, error) {
 		CheckEndpoint: s.deliveries.CheckEndpoint})
 	snsHandler := snsapi.New(s.sns, opts.Logger)
 	r := mux.NewRouter()
-	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, Pprof: opts.Pprof, Settle: s.deliveries.Settle, Pending: s.deliveries.Pending})
+	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, SNS: s.sns, Deliveries: s.deliveries, Pprof: opts.Pprof, Settle: s.deliveries.Settle, Pending: s.deliveries.Pending})
 	admin.TopologyRoutes(r, topology.Engines{SQS: s.sqs, SNS: s.sns})
 	snsapi.Routes(r, snsHandler, s.signer, s.deliveries)
 	playground.Routes(r)
 	s.resetRoutes(r)
+	admin.Namespace(r) // unknown /_fanout/ paths: JSON 404; GET /_fanout/api
 	aws := newDispatcher(sqsapi.New(s.sqs, opts.Logger), snsHandler)
 	aws.allowUnsigned = opts.AllowUnsigned
 	if len(opts.Credentials) > 0 {
@@ -185,14 +187,17 @@ func build(opts Options) (*Server, error) {
 		}
 		aws.verifier = sigv4.NewVerifier(keys)
 	}
-	r.PathPrefix("/").Handler(aws)
-	// AWS calls skip the router's matching: only /_fanout/ has routes.
+	logged := reqlog.Wrap(aws, opts.Logger, guardRails)
+	// The admin routes refuse state changes from other sites' pages.
+	adminHandler := http.NewCrossOriginProtection().Handler(r)
+	// AWS calls skip the router's matching: only /_fanout/ (and the
+	// LocalStack paths) have routes.
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if strings.HasPrefix(req.URL.Path, "/_fanout/") || routedOutside(req.URL.Path) {
-			r.ServeHTTP(w, req)
+		if isAdminPath(req.URL.Path) || routedOutside(req.URL.Path) {
+			adminHandler.ServeHTTP(w, req)
 			return
 		}
-		aws.ServeHTTP(w, req)
+		logged.ServeHTTP(w, req)
 	})
 	return s, nil
 }
@@ -220,6 +225,21 @@ func (s *Server) loadTopology() error {
 		}
 	}
 	return nil
+}
+
+// guardRails say which flag turns off the AWS rule behind an error; the
+// request log line of a call that hit one names it.
+var guardRails = reqlog.Hints{
+	"QueueDeletedRecently": "--no-recreate-wait (FANOUT_NO_RECREATE_WAIT)",
+	"PurgeQueueInProgress": "--no-purge-wait (FANOUT_NO_PURGE_WAIT)",
+}
+
+// isAdminPath reports whether a request is for fanout's own endpoints
+// rather than an AWS call: /_fanout/ and LocalStack's /_localstack/ and
+// /_aws/ (no AWS call is POSTed to a path starting with an underscore).
+func isAdminPath(p string) bool {
+	return len(p) > 2 && p[1] == '_' && (strings.HasPrefix(p, "/_fanout/") || p == "/_fanout" ||
+		strings.HasPrefix(p, "/_localstack/") || strings.HasPrefix(p, "/_aws/"))
 }
 
 // Handler returns the HTTP handler serving SQS, SNS and /_fanout/.

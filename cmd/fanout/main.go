@@ -56,11 +56,13 @@ Usage:
 Every serve flag can also be set by a FANOUT_* variable (--log-level is
 FANOUT_LOG_LEVEL); a flag on the command line wins.
 
-Endpoints beyond AWS's, under /_fanout/:
+Endpoints beyond AWS's, under /_fanout/ (GET /_fanout/api lists them all):
+  GET  /_fanout/                             the dashboard (open it in a browser)
   GET  /_fanout/health                       status, version, uptime
   GET  /_fanout/clock                        fanout's time and offset
   POST /_fanout/clock {"advance":"15m"}      move time forward; runs what falls due
   GET  /_fanout/sqs/queues                   every queue with its counts
+  GET  /_fanout/sqs/queues/NAME/messages     peek at a queue's messages, changing nothing
   GET  /_fanout/deliveries                   SNS deliveries and their attempts
   GET  /_fanout/sns/deliveries               delivery counts and recent failures
   GET  /_fanout/sns/pending                  subscriptions waiting for confirmation
@@ -173,6 +175,7 @@ const gcPercent = 40
 // serveConfig is what the serve flags set.
 type serveConfig struct {
 	addr, region, account, level, clockMode string
+	logFormat                               string
 	noRecreate, noPurge, pprof, enforce     bool
 	lambdas                                 lambdaFlag
 	smtp                                    string
@@ -195,7 +198,8 @@ func serveFlags() (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:4566", "listen address (127.0.0.1:0 picks a free port)")
 	fs.StringVar(&c.region, "region", "us-east-1", "AWS region to emulate, e.g. eu-west-1")
 	fs.StringVar(&c.account, "account", "000000000000", "AWS account id to emulate (12 digits)")
-	fs.StringVar(&c.level, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.level, "log-level", "info", "debug (also every AWS call), info (AWS calls that failed), warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
 	fs.BoolVar(&c.noRecreate, "no-recreate-wait", false, "allow re-creating a queue within 60 s of deleting it")
 	fs.StringVar(&c.clockMode, "clock", "real", "real (the wall clock, which POST /_fanout/clock can move forward) or manual (moves only when told)")
 	fs.BoolVar(&c.noPurge, "no-purge-wait", false, "allow more than one PurgeQueue per queue every 60 s")
@@ -292,7 +296,15 @@ func serve(args []string, lookup func(string) (string, bool), stderr io.Writer) 
 	if _, set := lookup("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
+	var log *slog.Logger
+	switch c.logFormat {
+	case "text":
+		log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
+	case "json":
+		log = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lv}))
+	default:
+		return usagef("--log-format %q: use text or json", c.logFormat)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

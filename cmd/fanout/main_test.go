@@ -149,6 +149,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"serve", "--nope"}, status: 2, errOut: "flag provided but not defined: -nope"},
 		{args: []string{"--log-level", "loud"}, status: 2, errOut: `--log-level "loud"`},
 		{args: []string{"--clock", "sundial"}, status: 2, errOut: `--clock "sundial"`},
+		{args: []string{"--log-format", "xml"}, status: 2, errOut: `--log-format "xml"`},
 		{args: []string{"--region", "Mars"}, status: 2, errOut: `--region "Mars" is not an AWS region name`},
 		{args: []string{"--region", "us-east"}, status: 2, errOut: `--region "us-east"`},
 		{args: []string{"--account", "12345"}, status: 2, errOut: `--account "12345" is not a 12-digit`},

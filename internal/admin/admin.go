@@ -8,13 +8,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/pprof"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/fanout/fanout/clock"
+	"github.com/fanout/fanout/delivery"
+	"github.com/fanout/fanout/sns"
 	"github.com/fanout/fanout/sqs"
 )
 
@@ -26,7 +27,10 @@ type Deps struct {
 	Started time.Time // on the wall clock: uptime is real time
 	Clock   clock.Clock
 	SQS     *sqs.Engine
-	Pprof   bool // serve net/http/pprof under /_fanout/debug/pprof/
+	SNS     *sns.Engine
+	// Deliveries is the SNS delivery dispatcher: its records and counts.
+	Deliveries *delivery.Dispatcher
+	Pprof      bool // serve net/http/pprof under /_fanout/debug/pprof/
 	// Settle, when set, waits for the work that moving the clock made due
 	// (SNS deliveries run on workers), so POST /_fanout/clock answers after it.
 	Settle func(context.Context) error
@@ -45,6 +49,12 @@ func Routes(r *mux.Router, d Deps) {
 	r.HandleFunc("/_fanout/clock", d.getClock).Methods(http.MethodGet)
 	r.HandleFunc("/_fanout/clock", d.advanceClock).Methods(http.MethodPost)
 	r.HandleFunc("/_fanout/sqs/queues", d.queues).Methods(http.MethodGet)
+	r.HandleFunc("/_fanout/sqs/queues/{name}/messages", d.peek).Methods(http.MethodGet)
+	r.HandleFunc("/_fanout/clock/due", d.due).Methods(http.MethodGet)
+	r.HandleFunc("/_fanout/graph", d.graph).Methods(http.MethodGet)
+	d.actionRoutes(r)
+	d.localstackRoutes(r)
+	d.dashboardRoutes(r)
 	if d.Pprof {
 		r.HandleFunc("/_fanout/debug/pprof/cmdline", pprof.Cmdline)
 		r.HandleFunc("/_fanout/debug/pprof/profile", pprof.Profile)
@@ -132,43 +142,6 @@ func (d Deps) advanceClock(w http.ResponseWriter, r *http.Request) {
 		v.Pending = &n
 	}
 	writeJSON(w, http.StatusOK, v)
-}
-
-type queueView struct {
-	Name        string `json:"name"`
-	Arn         string `json:"arn"`
-	Fifo        bool   `json:"fifo"`
-	Visible     int    `json:"visible"`
-	InFlight    int    `json:"inFlight"`
-	Delayed     int    `json:"delayed"`
-	NoisyGroups int    `json:"noisyGroups"`
-}
-
-// queues lists every queue with its message counts and, for fair queues,
-// how many message groups are noisy now.
-func (d Deps) queues(w http.ResponseWriter, _ *http.Request) {
-	out := []queueView{}
-	for _, name := range d.SQS.ListQueues("") {
-		q, err := d.SQS.Queue(name)
-		if err != nil {
-			continue // deleted meanwhile
-		}
-		attrs, _ := q.Attributes([]string{sqs.AttrApproximateNumberOfMessages, sqs.AttrApproximateNotVisible, sqs.AttrApproximateDelayed})
-		v := queueView{Name: name, Arn: q.Arn(), Fifo: q.Fifo(), NoisyGroups: q.NoisyGroups()}
-		for _, a := range attrs {
-			n, _ := strconv.Atoi(a.Value)
-			switch a.Name {
-			case sqs.AttrApproximateNumberOfMessages:
-				v.Visible = n
-			case sqs.AttrApproximateNotVisible:
-				v.InFlight = n
-			case sqs.AttrApproximateDelayed:
-				v.Delayed = n
-			}
-		}
-		out = append(out, v)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"queues": out})
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

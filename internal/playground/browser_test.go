@@ -7,101 +7,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/fanout/fanout/internal/browsertest"
 )
 
-// The browser test drives the page in headless Chromium, as Debian
-// installs it. FANOUT_CHROMIUM names another binary; FANOUT_REQUIRE_BROWSER=1
-// turns the skip on machines without one into a failure (CI sets it);
-// FANOUT_SCREENSHOT_DIR keeps the screenshot for people to look at.
-const defaultChromium = "/usr/bin/chromium"
-
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	path := os.Getenv("FANOUT_CHROMIUM")
-	if path == "" {
-		path = defaultChromium
-	}
-	if _, err := os.Stat(path); err != nil {
-		msg := fmt.Sprintf("no Chromium at %s (apt-get install chromium, or set FANOUT_CHROMIUM): %v", path, err)
-		if os.Getenv("FANOUT_REQUIRE_BROWSER") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg + "; set FANOUT_REQUIRE_BROWSER=1 to make this a failure")
-	}
-	return path
-}
-
-// newBrowser starts Chromium with a fresh profile and returns a tab
-// context. Errors thrown by the page's scripts are collected in pageErrors.
+// newBrowser starts headless Chromium (see internal/browsertest for
+// FANOUT_CHROMIUM and FANOUT_REQUIRE_BROWSER) and returns its tab and what
+// the page's scripts threw. FANOUT_SCREENSHOT_DIR keeps the screenshots.
 func newBrowser(t *testing.T) (ctx context.Context, pageErrors func() []string) {
 	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.Headless,
-		// Root in a container has no usable sandbox.
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		// Nothing but the test server is reachable: keep Chromium from
-		// trying to phone home.
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
-	}
-	// Bounds the whole test, browser start included, on a slow machine.
-	base, cancelTimeout := context.WithTimeout(context.Background(), 90*time.Second)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(base, opts...)
-	ctx, cancelTab := chromedp.NewContext(alloc)
-	t.Cleanup(func() {
-		cancelTab()
-		cancelAlloc()
-		cancelTimeout()
-	})
-
-	var mu sync.Mutex
-	var errs []string
-	err := chromedp.Listen(ctx, func(ev any) {
-		var msg string
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			msg = ev.ExceptionDetails.Text
-			if ex := ev.ExceptionDetails.Exception; ex != nil {
-				msg += " " + ex.Description
-			}
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type != runtime.ConsoleAPICalledTypeError {
-				return
-			}
-			msg = "console.error"
-			for _, a := range ev.Args {
-				msg += " " + string(a.Value)
-			}
-		default:
-			return
-		}
-		mu.Lock()
-		errs = append(errs, msg)
-		mu.Unlock()
-	})
-	if err != nil {
-		t.Fatalf("starting Chromium: %v", err)
-	}
-	return ctx, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), errs...)
-	}
+	b := browsertest.New(t, 1280, 1000, 90*time.Second)
+	return b.Ctx, b.Errors
 }
 
 // replaceText selects everything in a text box and types text over it, key

@@ -1,0 +1,262 @@
+package admin_test
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/chromedp/chromedp"
+
+	"github.com/fanout/fanout/internal/browsertest"
+)
+
+// update writes the README's screenshots: go test ./internal/admin -run Chromium -update
+var update = flag.Bool("update", false, "write the dashboard screenshots the README shows to docs/")
+
+// page drives the dashboard in one tab.
+type page struct {
+	t *testing.T
+	b *browsertest.Browser
+}
+
+func (p page) eval(js string) string {
+	p.t.Helper()
+	s, err := chromedp.Run(p.b.Ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		p.t.Fatalf("%s: %v", js, err)
+	}
+	return s
+}
+
+// wait polls a JavaScript predicate; on timeout it shows what the page says.
+func (p page) wait(what, js string) {
+	p.t.Helper()
+	if _, err := chromedp.Run(p.b.Ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+		p.t.Fatalf("waiting for %s (%s): %v\nstatus: %s\npage: %s", what, js, err,
+			p.eval(`document.getElementById('status').textContent`), p.eval(`document.getElementById('view').innerText.slice(0, 3000)`))
+	}
+}
+
+func (p page) hash(h string) {
+	p.t.Helper()
+	p.eval(fmt.Sprintf(`location.hash = %q, document.getElementById('view').dataset.view = 'loading', ''`, h))
+}
+
+func (p page) set(id, value string) {
+	p.t.Helper()
+	p.eval(fmt.Sprintf(`document.getElementById(%q).value = %q, ''`, id, value))
+}
+
+func (p page) click(sel string) {
+	p.t.Helper()
+	p.eval(fmt.Sprintf(`document.querySelector(%q).click(), ''`, sel))
+}
+
+func (p page) shot(dir, name string) {
+	p.t.Helper()
+	p.b.Screenshot(p.t, dir, name)
+}
+
+// advance moves the clock from the header and waits for the answer.
+func (p page) advance(by string) {
+	p.t.Helper()
+	p.set("advance", by)
+	p.eval(`document.getElementById('status').textContent = '', ''`)
+	p.click("#advance-button")
+	p.wait("the clock to move", `document.getElementById('status').textContent.startsWith('Advanced the clock by `+by+`')`)
+}
+
+// flaky is an HTTP endpoint that confirms its subscription, fails its
+// first notification with 500 and takes the rest.
+type flaky struct {
+	notifications atomic.Int32
+}
+
+func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var msg struct{ Type, SubscribeURL string }
+	b, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(b, &msg)
+	switch msg.Type {
+	case "SubscriptionConfirmation":
+		if resp, err := http.Get(msg.SubscribeURL); err == nil {
+			resp.Body.Close()
+		}
+	case "Notification":
+		if f.notifications.Add(1) == 1 {
+			http.Error(w, "not yet", http.StatusInternalServerError)
+			return
+		}
+	}
+}
+
+func TestDashboardInChromium(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t, 1400, 1000, 3*time.Minute)
+	e := newEnv(t)
+	shots := t.TempDir()
+	if *update {
+		shots = filepath.Join("..", "..", "docs")
+		if err := os.MkdirAll(shots, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The topology, made with SDK calls as an application would.
+	for _, q := range []string{"orders-eu", "audit", "jobs-dlq"} {
+		e.queue(q, nil)
+	}
+	jobs := e.queue("jobs", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:jobs-dlq","maxReceiveCount":"1"}`})
+	audit := "http://" + e.srv.Addr() + "/000000000000/audit"
+	if _, err := e.sqs.TagQueue(e.ctx, &sqs.TagQueueInput{QueueUrl: &audit, Tags: map[string]string{"owner": "</script><script>alert(2)</script>"}}); err != nil {
+		t.Fatal(err)
+	}
+	topic, err := e.sns.CreateTopic(e.ctx, &sns.CreateTopicInput{Name: aws.String("orders")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	subscribe := func(protocol, endpoint string, attrs map[string]string) string {
+		out, err := e.sns.Subscribe(e.ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: &protocol, Endpoint: &endpoint, Attributes: attrs, ReturnSubscriptionArn: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *out.SubscriptionArn
+	}
+	euSub := subscribe("sqs", "arn:aws:sqs:us-east-1:000000000000:orders-eu", map[string]string{"FilterPolicy": `{"store":["eu-west"]}`, "RawMessageDelivery": "true"})
+	auditSub := subscribe("sqs", "arn:aws:sqs:us-east-1:000000000000:audit", nil)
+	hook := httptest.NewServer(&flaky{})
+	defer hook.Close()
+	hookSub := subscribe("http", hook.URL+"/hook", nil)
+	_ = e.srv.Deliveries().Settle(e.ctx) // the hook confirms its subscription
+
+	p := page{t: t, b: b}
+	if err := chromedp.Do(b.Ctx, chromedp.Navigate(e.url+"/_fanout/")); err != nil {
+		t.Fatal(err)
+	}
+	p.wait("the topology", `!!document.querySelector('#topology svg [data-node="queue:audit"]')`)
+	for _, n := range []string{"topic:" + *topic.TopicArn, "sub:" + euSub, "sub:" + hookSub, "queue:orders-eu", "queue:jobs", "queue:jobs-dlq", "ext:http:" + hook.URL + "/hook"} {
+		if p.eval(fmt.Sprintf(`String(!!document.querySelector('[data-node=%q]'))`, n)) != "true" {
+			t.Errorf("no node %s", n)
+		}
+	}
+	label := func(edge string) string {
+		return p.eval(fmt.Sprintf(`(document.querySelector('[data-edge-label=%q]') || {textContent: 'missing'}).textContent`, edge))
+	}
+	if got := label("delivery:" + auditSub); got != "0" {
+		t.Errorf("audit edge before publishing: %q", got)
+	}
+	if got := label("redrive:jobs"); got != "0" {
+		t.Errorf("jobs → DLQ edge: %q", got)
+	}
+
+	// Publish from the topic page: a body that would run as HTML, and an
+	// attribute that the eu queue's filter policy rejects.
+	xss := `<img src=x onerror=alert(1)>`
+	p.hash("#/topic/orders")
+	p.wait("the publish form", `!!document.getElementById('publish-form')`)
+	p.set("publish-message", xss)
+	p.set("publish-attributes", `{"store":{"DataType":"String","StringValue":"us-east"}}`)
+	p.click("#publish")
+	p.wait("the publish", `document.getElementById('status').textContent.startsWith('Published')`)
+	messageID := strings.TrimPrefix(p.eval(`document.getElementById('status').textContent`), "Published ")
+
+	p.hash("#/")
+	p.wait("the audit edge to count the message", fmt.Sprintf(`(document.querySelector('[data-edge-label=%q]') || {}).textContent === '1'`, "delivery:"+auditSub))
+	if got := label("sub:" + euSub); got != "0 · 1 filtered" {
+		t.Errorf("eu subscription edge: %q", got)
+	}
+	if got := label("delivery:" + hookSub); !strings.Contains(got, "1 failed") {
+		t.Errorf("hook edge: %q", got)
+	}
+	p.shot(shots, "dashboard-overview")
+
+	// The message's timeline: the hook's first attempt failed and a retry
+	// is scheduled; the clock moves it.
+	p.hash("#/topic/orders")
+	p.wait("the recent messages", fmt.Sprintf(`!!document.querySelector('#recent-messages [data-message=%q] a')`, messageID))
+	p.click(fmt.Sprintf(`#recent-messages [data-message=%q] a`, messageID))
+	hookCard := fmt.Sprintf(`document.querySelector('[data-subscription=%q]')`, hookSub)
+	p.wait("the timeline", hookCard+` && `+hookCard+`.dataset.status === 'retrying'`)
+	if got := p.eval(hookCard + `.innerText`); !strings.Contains(got, "next attempt") || !strings.Contains(got, "HTTP 500") {
+		t.Errorf("retrying card: %q", got)
+	}
+	if got := p.eval(fmt.Sprintf(`document.querySelector('[data-subscription=%q]').dataset.status`, auditSub)); got != "delivered" {
+		t.Errorf("audit delivery: %q", got)
+	}
+	p.shot(shots, "dashboard-timeline")
+	p.advance("30s")
+	p.wait("the retry", hookCard+`.dataset.status === 'delivered' && `+hookCard+`.querySelectorAll('ol.timeline li').length === 2`)
+
+	// Peek at the audit queue: the body and the tag are text, not markup.
+	p.hash("#/queue/audit")
+	p.wait("the message list", `document.querySelectorAll('#message-list tr[data-message]').length === 1`)
+	p.click(`#message-list tr[data-message]`)
+	p.wait("the message", `!!document.getElementById('message-body')`)
+	var envelope struct{ Message string }
+	if err := json.Unmarshal([]byte(p.eval(`document.getElementById('message-body').textContent`)), &envelope); err != nil || envelope.Message != xss {
+		t.Errorf("message body shown: %q (%v)", envelope.Message, err)
+	}
+	if got := p.eval(`document.getElementById('tags').textContent`); !strings.Contains(got, "</script><script>alert(2)</script>") {
+		t.Errorf("tags shown: %q", got)
+	}
+	if n := p.eval(`String(document.querySelectorAll('img, #view script').length)`); n != "0" {
+		t.Errorf("%s elements made from data", n)
+	}
+	p.shot(shots, "dashboard-queue")
+	// Peeking changed nothing.
+	if attrs, err := e.sqs.GetQueueAttributes(e.ctx, &sqs.GetQueueAttributesInput{QueueUrl: &audit, AttributeNames: []sqstypes.QueueAttributeName{"ApproximateNumberOfMessages"}}); err != nil || attrs.Attributes["ApproximateNumberOfMessages"] != "1" {
+		t.Errorf("after peeking: %v %v", attrs, err)
+	}
+
+	// A message that fails twice lands in the DLQ; the page redrives it.
+	e.send(jobs, "job-1", 0)
+	if _, err := e.sqs.ReceiveMessage(e.ctx, &sqs.ReceiveMessageInput{QueueUrl: &jobs, VisibilityTimeout: 1}); err != nil {
+		t.Fatal(err)
+	}
+	p.advance("2s")
+	if _, err := e.sqs.ReceiveMessage(e.ctx, &sqs.ReceiveMessageInput{QueueUrl: &jobs}); err != nil {
+		t.Fatal(err)
+	}
+	p.hash("#/queue/jobs-dlq")
+	p.wait("the redrive button", `!document.getElementById('redrive').hidden && document.querySelectorAll('#message-list tr[data-message]').length === 1`)
+	p.click("#redrive")
+	p.wait("the confirm step", `document.getElementById('confirm').open`)
+	if got := p.eval(`document.getElementById('confirm-text').textContent`); !strings.Contains(got, "redrive of jobs-dlq") {
+		t.Errorf("confirm text %q", got)
+	}
+	p.click("#confirm-ok")
+	p.wait("the redrive to start", `document.getElementById('status').textContent.startsWith('Redrive started')`)
+	p.advance("5s")
+	p.hash("#/queue/jobs")
+	p.wait("the message back in jobs", `document.querySelectorAll('#message-list tr[data-message]').length === 1`)
+	p.hash("#/")
+	p.wait("the DLQ edge", `(document.querySelector('[data-edge-label="redrive:jobs"]') || {}).textContent === '1'`)
+
+	// The clock page lists what falls due.
+	e.send(jobs, "later", 120)
+	p.hash("#/clock")
+	p.wait("the due list", `document.querySelectorAll('#due-list tbody tr').length >= 1`)
+	if got := p.eval(`document.querySelector('#due-list tbody tr').innerText`); !strings.Contains(got, "delay-ends") || !strings.Contains(got, "jobs") {
+		t.Errorf("due: %q", got)
+	}
+	p.shot(shots, "dashboard-clock")
+
+	if d := b.Dialogs(); len(d) > 0 {
+		t.Errorf("the page opened dialogs (data ran as code?): %q", d)
+	}
+	if errs := b.Errors(); len(errs) > 0 {
+		t.Errorf("the page's scripts failed: %q", errs)
+	}
+}

@@ -1,0 +1,559 @@
+// fanout's dashboard: one page, no framework. Everything shown comes from
+// fanout's own admin endpoints and is put on the page as text (never as
+// HTML), so names, bodies and tags holding markup stay inert.
+'use strict';
+(() => {
+  const POLL_MS = 2000;
+  const view = document.getElementById('view');
+  let pollTimer = 0;
+  let refresh = null; // the current view's update function, called by the poller
+
+  // ---- DOM helpers ---------------------------------------------------------
+
+  // h builds an element: attrs (class, href, data-*, on* handlers) and
+  // children (strings become text nodes).
+  function h(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    setAttrs(e, attrs);
+    append(e, children);
+    return e;
+  }
+  const SVG = 'http://www.w3.org/2000/svg';
+  function s(tag, attrs, ...children) {
+    const e = document.createElementNS(SVG, tag);
+    setAttrs(e, attrs);
+    append(e, children);
+    return e;
+  }
+  function setAttrs(e, attrs) {
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else if (k === 'text') e.textContent = v;
+      else e.setAttribute(k, v === true ? '' : String(v));
+    }
+  }
+  function append(e, children) {
+    for (const c of children.flat(Infinity)) {
+      if (c === null || c === undefined || c === false) continue;
+      e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+  }
+  // fill replaces e's children, flattening arrays and skipping nulls.
+  function fill(e, ...children) {
+    e.replaceChildren();
+    append(e, children);
+    return e;
+  }
+  const enc = encodeURIComponent;
+
+  function status(msg, ok) {
+    const el = document.getElementById('status');
+    el.textContent = msg;
+    el.className = ok ? 'ok' : '';
+    el.hidden = !msg;
+  }
+
+  // api calls an admin endpoint. POSTs send JSON, which the state-changing
+  // endpoints require (a cross-site form cannot send it).
+  async function api(method, path, body) {
+    const opts = { method, headers: {} };
+    if (method !== 'GET') {
+      opts.headers['Content-Type'] = 'application/json';
+      opts.body = JSON.stringify(body || {});
+    }
+    const resp = await fetch(path, opts);
+    let data = null;
+    try { data = await resp.json(); } catch (e) { data = null; }
+    if (!resp.ok) {
+      const msg = (data && (data.error || data.message)) || resp.statusText;
+      const err = new Error((data && data.code ? data.code + ': ' : '') + msg);
+      err.status = resp.status;
+      throw err;
+    }
+    return data;
+  }
+
+  function confirmStep(text) {
+    const dlg = document.getElementById('confirm');
+    document.getElementById('confirm-text').textContent = text;
+    return new Promise((resolve) => {
+      dlg.addEventListener('close', () => resolve(dlg.returnValue === 'ok'), { once: true });
+      dlg.returnValue = '';
+      dlg.showModal();
+    });
+  }
+
+  function fmtTime(t) {
+    if (!t) return '';
+    const d = new Date(t);
+    return isNaN(d) ? String(t) : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  }
+  function fmtAge(sec) {
+    if (!sec) return '';
+    if (sec < 90) return Math.round(sec) + ' s';
+    if (sec < 5400) return Math.round(sec / 60) + ' min';
+    if (sec < 172800) return (sec / 3600).toFixed(1) + ' h';
+    return (sec / 86400).toFixed(1) + ' d';
+  }
+  const shortArn = (arn) => (arn || '').split(':').slice(5).join(':') || arn;
+
+  // parseAttributes reads the AWS CLI's attribute JSON from a text box.
+  function parseAttributes(text) {
+    text = text.trim();
+    if (!text) return {};
+    const v = JSON.parse(text);
+    if (typeof v !== 'object' || Array.isArray(v) || v === null) throw new Error('attributes must be a JSON object');
+    return v;
+  }
+
+  // ---- the clock -------------------------------------------------------------
+
+  function showClock(c) {
+    if (!c) return;
+    document.getElementById('clock-now').textContent = fmtTime(c.now);
+    document.getElementById('clock-offset').textContent = c.mode + (c.offsetSeconds ? ' +' + c.offset : '');
+  }
+
+  document.getElementById('advance-form').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const by = document.getElementById('advance').value.trim();
+    try {
+      showClock(await api('POST', 'clock', { advance: by }));
+      status('Advanced the clock by ' + by + '; everything that fell due has run.', true);
+      if (refresh) await refresh();
+    } catch (e) { status(e.message); }
+  });
+
+  document.getElementById('reset').addEventListener('click', async () => {
+    if (!await confirmStep('Reset everything? Every queue, topic, subscription, message and delivery record is deleted.')) return;
+    try {
+      await api('POST', 'reset', {});
+      status('Reset: fanout is empty.', true);
+      location.hash = '#/';
+      if (refresh) await refresh();
+    } catch (e) { status('Reset failed: ' + e.message); }
+  });
+
+  // ---- polling ---------------------------------------------------------------
+  // Polling rather than server-sent events: fanout keeps nothing per open
+  // page (no subscriber lists, no buffers), so a page left open for hours
+  // costs one snapshot every two seconds and no memory; it pauses while the
+  // tab is hidden.
+
+  function schedule() {
+    clearTimeout(pollTimer);
+    pollTimer = setTimeout(tick, POLL_MS);
+  }
+  async function tick() {
+    const live = document.getElementById('live');
+    if (document.hidden || !refresh) {
+      live.classList.add('paused');
+      schedule();
+      return;
+    }
+    live.classList.remove('paused');
+    try { await refresh(); } catch (e) { /* the next tick tries again */ }
+    schedule();
+  }
+  document.addEventListener('visibilitychange', () => { if (!document.hidden) tick(); });
+
+  // ---- the topology picture --------------------------------------------------
+
+  const NODE_W = 210, NODE_H = 42, GAP = 12, COL = [16, 336, 656, 976], TOP = 34;
+
+  // layout places topics, subscriptions, endpoints and DLQs in four
+  // columns, each endpoint next to the first subscription that leads to it.
+  function layout(g) {
+    const cols = [[], [], [], []];
+    const nodes = new Map();
+    const edges = [];
+    const add = (col, key, node) => {
+      if (nodes.has(key)) return nodes.get(key);
+      node.key = key; node.col = col;
+      nodes.set(key, node);
+      cols[col].push(node);
+      return node;
+    };
+    const queues = new Map(g.queues.map((q) => [q.name, q]));
+    const dlqs = new Set();
+    for (const q of g.queues) if (q.deadLetterQueue) dlqs.add(q.deadLetterQueue);
+    for (const t of g.topics) for (const sub of t.subscriptions) if (sub.deadLetterQueue) dlqs.add(sub.deadLetterQueue);
+    const subscribed = new Set();
+    for (const t of g.topics) for (const sub of t.subscriptions) if (sub.queue) subscribed.add(sub.queue);
+    const queueNode = (name, col) => {
+      const q = queues.get(name);
+      return add(col, 'queue:' + name, {
+        kind: dlqs.has(name) && !subscribed.has(name) ? 'dlq' : 'queue',
+        title: name, detail: q ? q.visible + ' visible · ' + q.inFlight + ' in flight · ' + q.delayed + ' delayed' : 'no such queue',
+        href: '#/queue/' + enc(name),
+      });
+    };
+    for (const t of g.topics) {
+      const tn = add(0, 'topic:' + t.arn, { kind: 'topic', title: t.name, detail: t.published + ' published · ' + t.subscriptions.length + ' subscriptions', href: '#/topic/' + enc(t.name) });
+      for (const sub of t.subscriptions) {
+        const badges = [];
+        if (sub.filterPolicy) badges.push('filter');
+        if (sub.raw) badges.push('raw');
+        if (sub.pending) badges.push('pending');
+        const sn = add(1, 'sub:' + sub.arn, {
+          kind: 'sub', title: sub.protocol + (badges.length ? ' · ' + badges.join(' · ') : ''),
+          detail: sub.protocol === 'sqs' ? '→ ' + sub.queue : sub.endpoint,
+          tip: sub.arn + (sub.filterPolicy ? '\nFilterPolicy (' + (sub.filterPolicyScope || 'MessageAttributes') + '): ' + sub.filterPolicy : ''),
+          href: '#/topic/' + enc(t.name),
+        });
+        edges.push({ from: tn, to: sn, key: 'sub:' + sub.arn, label: sub.matched + (sub.filtered ? ' · ' + sub.filtered + ' filtered' : ''), count: sub.matched });
+        let target;
+        if (sub.protocol === 'sqs') target = queueNode(sub.queue, 2);
+        else target = add(2, 'ext:' + sub.protocol + ':' + sub.endpoint, { kind: 'ext', title: sub.protocol, detail: sub.endpoint });
+        const sent = sub.delivered;
+        const failing = sub.failed ? ' · ' + sub.failed + ' failed' : '';
+        edges.push({ from: sn, to: target, key: 'delivery:' + sub.arn, label: sent + failing + (sub.dropped ? ' · ' + sub.dropped + ' dropped' : ''), count: sent });
+        if (sub.deadLetterQueue) {
+          edges.push({ from: sn, to: queueNode(sub.deadLetterQueue, 3), key: 'subdlq:' + sub.arn, label: String(sub.deadLettered), dead: true, count: sub.deadLettered });
+        }
+      }
+    }
+    for (const q of g.queues) queueNode(q.name, dlqs.has(q.name) && !subscribed.has(q.name) ? 3 : 2);
+    for (const q of g.queues) {
+      if (q.deadLetterQueue) {
+        edges.push({ from: nodes.get('queue:' + q.name), to: queueNode(q.deadLetterQueue, 3), key: 'redrive:' + q.name, label: String(q.deadLettered), dead: true, count: q.deadLettered });
+      }
+    }
+    for (const col of cols) col.forEach((n, i) => { n.x = COL[n.col]; n.y = TOP + i * (NODE_H + GAP); });
+    const rows = Math.max(1, ...cols.map((c) => c.length));
+    return { nodes: [...nodes.values()], edges, width: COL[3] + NODE_W + 16, height: TOP + rows * (NODE_H + GAP) + 10 };
+  }
+
+  let lastCounts = new Map(); // edge key -> count, to highlight edges that moved
+
+  function drawTopology(g) {
+    const lay = layout(g);
+    const svg = s('svg', { width: lay.width, height: lay.height, viewBox: '0 0 ' + lay.width + ' ' + lay.height, role: 'img', 'aria-label': 'topology' });
+    ['Topics', 'Subscriptions', 'Queues and endpoints', 'Dead-letter queues'].forEach((t, i) => svg.append(s('text', { x: COL[i], y: 18, class: 'column-title' }, t)));
+    const labels = s('g', {});
+    const counts = new Map();
+    for (const e of lay.edges) {
+      const x1 = e.from.x + NODE_W, y1 = e.from.y + NODE_H / 2;
+      let x2 = e.to.x, y2 = e.to.y + NODE_H / 2;
+      if (e.to.col <= e.from.col) { x2 = e.to.x + NODE_W; } // within a column: enter from the right
+      const mx = (x1 + x2) / 2;
+      const d = e.to.col <= e.from.col
+        ? `M${x1},${y1} C${x1 + 60},${y1} ${x2 + 60},${y2} ${x2},${y2}`
+        : `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`;
+      const moved = lastCounts.has(e.key) && lastCounts.get(e.key) !== e.count;
+      counts.set(e.key, e.count);
+      svg.append(s('path', { d, class: 'edge' + (e.dead ? ' dead' : '') + (moved ? ' active' : ''), 'data-edge': e.key }));
+      const lx = e.to.col <= e.from.col ? x1 + 45 : mx, ly = (y1 + y2) / 2;
+      const w = 10 + 6.2 * e.label.length;
+      labels.append(s('g', { class: 'edge-label', 'data-edge-label': e.key },
+        s('rect', { x: lx - w / 2, y: ly - 8, width: w, height: 16 }),
+        s('text', { x: lx, y: ly + 4, 'text-anchor': 'middle' }, e.label)));
+    }
+    lastCounts = counts;
+    for (const n of lay.nodes) {
+      const g2 = s('g', { class: 'node ' + n.kind, 'data-node': n.key, transform: `translate(${n.x},${n.y})` },
+        s('title', {}, n.tip || n.title),
+        s('rect', { width: NODE_W, height: NODE_H }),
+        s('text', { x: 8, y: 17 }, clip(n.title, 34)),
+        s('text', { x: 8, y: 33, class: 'sub-text' }, clip(n.detail || '', 40)));
+      svg.append(n.href ? s('a', { href: n.href }, g2) : g2);
+    }
+    svg.append(labels);
+    return svg;
+  }
+  const clip = (t, n) => (t.length > n ? t.slice(0, n - 1) + '…' : t);
+
+  // ---- views -----------------------------------------------------------------
+
+  function queueTable(queues) {
+    return h('table', { id: 'queues' },
+      h('thead', {}, h('tr', {}, ['Queue', 'Visible', 'In flight', 'Delayed', 'Oldest', 'DLQ', 'Redrive sources'].map((t, i) => h('th', { class: i && i < 5 ? 'num' : '' }, t)))),
+      h('tbody', {}, queues.map((q) => h('tr', { 'data-queue': q.name },
+        h('td', {}, h('a', { href: '#/queue/' + enc(q.name) }, q.name), q.fifo ? h('span', { class: 'badge' }, 'fifo') : null),
+        h('td', { class: 'num' }, q.visible), h('td', { class: 'num' }, q.inFlight), h('td', { class: 'num' }, q.delayed),
+        h('td', { class: 'num' }, fmtAge(q.oldestAgeSeconds)),
+        h('td', {}, q.deadLetterQueue ? h('a', { href: '#/queue/' + enc(q.deadLetterQueue) }, q.deadLetterQueue) : '', q.maxReceiveCount ? h('span', { class: 'muted' }, ' after ' + q.maxReceiveCount) : ''),
+        h('td', {}, q.sources.map((src, i) => [i ? ', ' : '', h('a', { href: '#/queue/' + enc(src) }, src)]))))));
+  }
+
+  function topicTable(topics) {
+    return h('table', { id: 'topics' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'Topic'), h('th', { class: 'num' }, 'Published'), h('th', {}, 'Subscriptions'))),
+      h('tbody', {}, topics.map((t) => h('tr', { 'data-topic': t.name },
+        h('td', {}, h('a', { href: '#/topic/' + enc(t.name) }, t.name), t.fifo ? h('span', { class: 'badge' }, 'fifo') : null),
+        h('td', { class: 'num' }, t.published),
+        h('td', {}, t.subscriptions.map((sub) => h('div', {}, sub.protocol + ' ', h('span', { class: 'mono' }, sub.protocol === 'sqs' ? sub.queue : sub.endpoint),
+          sub.filterPolicy ? h('span', { class: 'badge' }, 'filter') : null, sub.pending ? h('span', { class: 'badge warn' }, 'pending') : null)))))));
+  }
+
+  async function overview() {
+    const started = performance.now();
+    const g = await api('GET', 'graph');
+    showClock(g.clock);
+    const pic = h('div', { class: 'topology', id: 'topology' }, drawTopology(g));
+    const old = document.getElementById('topology');
+    const scroll = old ? [old.scrollLeft, old.scrollTop] : [0, 0];
+    fill(view, 
+      h('h1', {}, 'Topology'),
+      g.topics.length || g.queues.length ? pic : h('p', { class: 'muted' }, 'Nothing yet: create a queue or a topic with any AWS client.'),
+      h('div', { class: 'row' },
+        h('div', { class: 'card' }, h('h2', {}, 'Queues (' + g.queues.length + ')'), queueTable(g.queues)),
+        h('div', { class: 'card' }, h('h2', {}, 'Topics (' + g.topics.length + ')'), topicTable(g.topics))));
+    pic.scrollLeft = scroll[0]; pic.scrollTop = scroll[1];
+    view.dataset.renderMs = String(Math.round(performance.now() - started));
+  }
+
+  async function queuesView() {
+    const g = await api('GET', 'graph');
+    showClock(g.clock);
+    fill(view, h('h1', {}, 'Queues'), queueTable(g.queues));
+  }
+
+  async function topicsView() {
+    const g = await api('GET', 'graph');
+    showClock(g.clock);
+    fill(view, h('h1', {}, 'Topics'), topicTable(g.topics));
+  }
+
+  // ---- one queue -----------------------------------------------------------------
+
+  function attrTable(attrs, id) {
+    const names = Object.keys(attrs || {}).sort();
+    if (!names.length) return h('p', { class: 'muted', id }, 'none');
+    return h('table', { id }, h('tbody', {}, names.map((n) => {
+      const a = attrs[n];
+      const v = typeof a === 'object' && a !== null ? (a.StringValue !== undefined ? a.StringValue : a.BinaryValue) : a;
+      const type = typeof a === 'object' && a !== null ? a.DataType : '';
+      return h('tr', {}, h('td', { class: 'mono' }, n), h('td', { class: 'muted' }, type || ''), h('td', { class: 'mono' }, v === undefined ? '' : String(v)));
+    })));
+  }
+
+  async function queueView(name) {
+    const state = { selected: null, states: ['visible', 'inflight', 'delayed'] };
+    const title = h('h1', {}, 'Queue ', h('span', { class: 'mono', id: 'queue-name' }, name));
+    const counts = h('p', { id: 'queue-counts' });
+    const links = h('p', { id: 'queue-links' });
+    const tags = h('div', { id: 'queue-tags' });
+    const list = h('div', { id: 'messages' });
+    const detail = h('div', { id: 'message-detail', class: 'card' }, h('p', { class: 'muted' }, 'Select a message to see it.'));
+    const checks = ['visible', 'inflight', 'delayed'].map((st) => h('label', { class: 'inline' },
+      h('input', { type: 'checkbox', value: st, checked: true, onchange: () => { state.states = checks.map((c) => c.querySelector('input')).filter((c) => c.checked).map((c) => c.value); update(); } }), ' ' + st));
+    const body = h('textarea', { id: 'send-body', rows: 4, placeholder: 'message body' });
+    const attrs = h('textarea', { id: 'send-attributes', rows: 2, placeholder: '{"store":{"DataType":"String","StringValue":"eu-west"}}' });
+    const delay = h('input', { id: 'send-delay', type: 'number', min: 0, max: 900, placeholder: 'queue default', size: 8 });
+    const sendForm = h('form', { id: 'send-form', onsubmit: async (ev) => {
+      ev.preventDefault();
+      try {
+        const req = { body: body.value, attributes: parseAttributes(attrs.value) };
+        if (delay.value !== '') req.delaySeconds = Number(delay.value);
+        const res = await api('POST', 'sqs/queues/' + enc(name) + '/send', req);
+        status('Sent ' + res.messageId, true);
+        await update();
+      } catch (e) { status(e.message); }
+    } }, h('label', {}, 'Body'), body, h('label', {}, 'Message attributes (AWS CLI JSON)'), attrs,
+    h('label', {}, 'Delay seconds'), delay, ' ', h('button', { class: 'primary', id: 'send' }, 'Send'));
+    const purge = h('button', { class: 'danger', id: 'purge', type: 'button', onclick: async () => {
+      if (!await confirmStep('Purge ' + name + '? Every message in it is deleted.')) return;
+      try { await api('POST', 'sqs/queues/' + enc(name) + '/purge', {}); status('Purged ' + name, true); await update(); } catch (e) { status(e.message); }
+    } }, 'Purge…');
+    const redrive = h('button', { id: 'redrive', type: 'button', hidden: true, onclick: async () => {
+      if (!await confirmStep('Start a redrive of ' + name + '? Its messages move back to the queues they came from.')) return;
+      try {
+        const res = await api('POST', 'sqs/queues/' + enc(name) + '/redrive', {});
+        status('Redrive started: ' + res.taskHandle, true);
+        await update();
+      } catch (e) { status(e.message); }
+    } }, 'Redrive to sources…');
+
+    fill(view, title, counts, links, h('div', { class: 'row' },
+      h('div', { class: 'card' }, h('h2', {}, 'Messages (peek: nothing changes)'), h('div', {}, checks), list),
+      detail),
+    h('div', { class: 'row' },
+      h('div', { class: 'card' }, h('h2', {}, 'Send a message'), sendForm),
+      h('div', { class: 'card' }, h('h2', {}, 'Actions'), h('p', {}, purge, ' ', redrive), h('h2', {}, 'Tags'), tags)));
+
+    function showMessage(m) {
+      fill(detail, 
+        h('h2', {}, 'Message ', h('span', { class: 'mono' }, m.messageId)),
+        h('p', {}, h('span', { class: 'badge' }, m.state), ' received ' + m.receiveCount + ' times',
+          m.stateEnds ? ' · ' + m.state + ' until ' + fmtTime(m.stateEnds) : ''),
+        h('label', {}, 'Body'), h('pre', { id: 'message-body' }, m.body),
+        h('label', {}, 'Message attributes'), attrTable(m.attributes, 'message-attributes'),
+        h('label', {}, 'System attributes'), attrTable(m.systemAttributes, 'message-system-attributes'));
+    }
+
+    async function update() {
+      const g = await api('GET', 'graph');
+      showClock(g.clock);
+      const q = g.queues.find((x) => x.name === name);
+      if (!q) { counts.textContent = 'This queue does not exist (any more).'; fill(list); return; }
+      fill(counts, h('span', { class: 'badge good' }, q.visible + ' visible'), h('span', { class: 'badge' }, q.inFlight + ' in flight'),
+        h('span', { class: 'badge' }, q.delayed + ' delayed'), q.oldestAgeSeconds ? h('span', { class: 'badge' }, 'oldest ' + fmtAge(q.oldestAgeSeconds)) : null);
+      fill(links, 
+        q.deadLetterQueue ? ['DLQ: ', h('a', { href: '#/queue/' + enc(q.deadLetterQueue) }, q.deadLetterQueue), ' after ' + q.maxReceiveCount + ' receives; ' + q.deadLettered + ' moved. '] : null,
+        q.sources.length ? ['Dead-letter queue of: ', q.sources.map((src, i) => [i ? ', ' : '', h('a', { href: '#/queue/' + enc(src) }, src)])] : null);
+      redrive.hidden = !q.sources.length;
+      fill(tags, attrTable(q.tags, 'tags'));
+      const peek = state.states.length ? await api('GET', 'sqs/queues/' + enc(name) + '/messages?state=' + state.states.join(',') + '&limit=50') : { messages: [] };
+      fill(list, peek.messages.length ? h('table', { id: 'message-list' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'Message'), h('th', {}, 'State'), h('th', { class: 'num' }, 'Receives'), h('th', {}, 'Body'))),
+        h('tbody', {}, peek.messages.map((m) => h('tr', { class: 'clickable' + (m.messageId === state.selected ? ' selected' : ''), 'data-message': m.messageId,
+          onclick: () => { state.selected = m.messageId; showMessage(m); update(); } },
+        h('td', { class: 'mono' }, m.messageId.slice(0, 8)), h('td', {}, m.state, m.stateEnds ? h('div', { class: 'muted' }, 'until ' + fmtTime(m.stateEnds)) : null),
+        h('td', { class: 'num' }, m.receiveCount), h('td', { class: 'mono' }, clip(m.body, 60)))))) : h('p', { class: 'muted' }, 'No messages in these states.'));
+      const sel = peek.messages.find((m) => m.messageId === state.selected);
+      if (sel) showMessage(sel);
+    }
+    await update();
+    return update;
+  }
+
+  // ---- one topic -----------------------------------------------------------------
+
+  async function topicView(name) {
+    const subs = h('div', { id: 'subscriptions' });
+    const recent = h('div', { id: 'recent' });
+    const msg = h('textarea', { id: 'publish-message', rows: 4, placeholder: 'message' });
+    const subject = h('input', { id: 'publish-subject', placeholder: 'subject (optional)', size: 40 });
+    const attrs = h('textarea', { id: 'publish-attributes', rows: 3, placeholder: '{"store":{"DataType":"String","StringValue":"eu-west"}}' });
+    const form = h('form', { id: 'publish-form', onsubmit: async (ev) => {
+      ev.preventDefault();
+      try {
+        const req = { message: msg.value, attributes: parseAttributes(attrs.value) };
+        if (subject.value) req.subject = subject.value;
+        const res = await api('POST', 'sns/topics/' + enc(name) + '/publish', req);
+        status('Published ' + res.messageId, true);
+        await update();
+      } catch (e) { status(e.message); }
+    } }, h('label', {}, 'Message'), msg, h('label', {}, 'Subject'), subject, h('label', {}, 'Message attributes (AWS CLI JSON)'), attrs, h('p', {}, h('button', { class: 'primary', id: 'publish' }, 'Publish')));
+    fill(view, h('h1', {}, 'Topic ', h('span', { class: 'mono' }, name)), h('div', { class: 'row' },
+      h('div', { class: 'card' }, h('h2', {}, 'Publish'), form),
+      h('div', { class: 'card' }, h('h2', {}, 'Subscriptions'), subs)),
+    h('div', { class: 'card' }, h('h2', {}, 'Recent messages'), recent));
+
+    async function update() {
+      const g = await api('GET', 'graph');
+      showClock(g.clock);
+      const t = g.topics.find((x) => x.name === name);
+      if (!t) { subs.textContent = 'This topic does not exist (any more).'; return; }
+      fill(subs, h('table', {}, h('tbody', {}, t.subscriptions.map((sub) => h('tr', {},
+        h('td', {}, sub.protocol, sub.raw ? h('span', { class: 'badge' }, 'raw') : null, sub.pending ? h('span', { class: 'badge warn' }, 'pending') : null),
+        h('td', { class: 'mono' }, sub.protocol === 'sqs' ? h('a', { href: '#/queue/' + enc(sub.queue) }, sub.queue) : sub.endpoint,
+          sub.filterPolicy ? h('pre', {}, sub.filterPolicy) : null),
+        h('td', { class: 'num' }, sub.matched + ' matched · ' + sub.filtered + ' filtered · ' + sub.delivered + ' delivered'))))));
+      const d = await api('GET', 'deliveries?topic=' + enc(t.arn) + '&limit=500');
+      const byMessage = new Map();
+      for (const r of d.deliveries) {
+        if (r.type && r.type !== 'Notification') continue;
+        if (!byMessage.has(r.messageId)) byMessage.set(r.messageId, []);
+        byMessage.get(r.messageId).push(r);
+      }
+      fill(recent, byMessage.size ? h('table', { id: 'recent-messages' }, h('tbody', {}, [...byMessage.entries()].slice(0, 50).map(([id, rs]) => h('tr', { 'data-message': id },
+        h('td', {}, h('a', { class: 'mono', href: '#/message/' + enc(id) }, id)), h('td', {}, fmtTime(rs[0].created)),
+        h('td', {}, rs.map((r) => h('span', { class: 'badge ' + statusClass(r.status) }, r.status))))))) : h('p', { class: 'muted' }, 'No deliveries recorded yet.'));
+    }
+    await update();
+    return update;
+  }
+
+  function statusClass(st) {
+    if (st === 'delivered') return 'good';
+    if (st === 'dropped' || st === 'dead-lettered') return 'bad';
+    if (st === 'retrying' || st === 'pending') return 'warn';
+    return '';
+  }
+
+  // ---- one message's timeline ------------------------------------------------------
+
+  // playgroundLink opens the playground with the policy and the message,
+  // through the URL fragment it reads its inputs from.
+  function playgroundLink(policy, scope, body, attributes) {
+    const state = { p: policy || '', s: scope || 'MessageAttributes', m: body || '', a: attributes ? JSON.stringify(attributes, null, 1) : '' };
+    return 'playground#' + enc(JSON.stringify(state));
+  }
+
+  function explanationTable(ex) {
+    const keys = (ex && (ex.keys || ex.explanation)) || [];
+    if (!Array.isArray(keys) || !keys.length) return null;
+    return h('table', { class: 'explain' }, h('tbody', {}, keys.map((k) => h('tr', {},
+      h('td', { class: 'mono ' + (k.matched ? 'good' : 'bad') }, k.key || ''),
+      h('td', {}, k.matched ? 'matches' : 'fails'),
+      h('td', { class: 'mono' }, k.condition || ''),
+      h('td', { class: 'mono' }, k.values ? k.values.join(', ') : (k.present === false ? '(absent)' : ''))))));
+  }
+
+  async function messageView(id) {
+    const box = h('div', { id: 'timeline' });
+    fill(view, h('h1', {}, 'Message ', h('span', { class: 'mono' }, id)), box);
+    async function update() {
+      const d = await api('GET', 'deliveries?message=' + enc(id));
+      const recs = d.deliveries || [];
+      if (!recs.length) { fill(box, h('p', { class: 'muted' }, 'No deliveries recorded for this message (the record ring keeps the newest).')); return; }
+      const m = d.message || recs.find((r) => r.message) && recs.find((r) => r.message).message;
+      fill(box, 
+        m ? h('div', { class: 'card' }, h('label', {}, 'Body'), h('pre', { id: 'timeline-body' }, m.body || ''), h('label', {}, 'Attributes'), attrTable(m.attributes, 'timeline-attributes')) : null,
+        recs.slice().reverse().map((r) => h('div', { class: 'card', 'data-subscription': r.subscriptionArn, 'data-status': r.status },
+          h('h2', {}, r.protocol + ' ', h('span', { class: 'mono' }, r.endpoint), h('span', { class: 'badge ' + statusClass(r.status) }, r.status)),
+          h('p', { class: 'muted mono' }, r.subscriptionArn),
+          r.reason ? h('p', {}, r.reason) : null,
+          r.nextAttempt ? h('p', {}, 'next attempt ', h('b', {}, fmtTime(r.nextAttempt))) : null,
+          r.deadLetterQueue ? h('p', {}, 'sent to DLQ ', h('a', { href: '#/queue/' + enc(r.deadLetterQueue.split(':').pop()) }, shortArn(r.deadLetterQueue))) : null,
+          (r.attempts || []).length ? h('ol', { class: 'timeline' }, r.attempts.map((a) => h('li', {},
+            fmtTime(a.time) + ' ', h('span', { class: 'badge ' + (a.outcome === 'delivered' ? 'good' : 'bad') }, a.outcome),
+            a.httpStatus ? ' HTTP ' + a.httpStatus : '', a.error && a.error !== 'HTTP ' + a.httpStatus ? ' ' + a.error : '',
+            a.nextAttempt ? h('span', { class: 'muted' }, ' · next try ' + fmtTime(a.nextAttempt)) : null))) : null,
+          isFiltered(r) ? [
+            h('p', {}, 'Skipped by the filter policy', r.filterPolicy ? [': ', h('code', {}, r.filterPolicy)] : ''),
+            explanationTable(r.explanation),
+            h('p', {}, h('a', { class: 'playground-link', href: playgroundLink(r.filterPolicy, r.filterPolicyScope, m && m.body, m && m.attributes) }, 'Open in the filter playground')),
+          ] : null)));
+    }
+    await update();
+    return update;
+  }
+  const isFiltered = (r) => /filter/.test(r.status || '');
+
+  // ---- the clock page --------------------------------------------------------------
+
+  async function clockView() {
+    const box = h('div', { id: 'due' });
+    fill(view, h('h1', {}, 'Clock'), h('p', { class: 'muted' }, 'Advance the clock from the header; what falls due runs, in order, before it answers.'), h('div', { class: 'card' }, h('h2', {}, 'Falls due next'), box));
+    async function update() {
+      const c = await api('GET', 'clock');
+      showClock(c);
+      const d = await api('GET', 'clock/due?limit=50');
+      fill(box, d.due.length ? h('table', { id: 'due-list' }, h('thead', {}, h('tr', {}, h('th', {}, 'When'), h('th', {}, 'In'), h('th', {}, 'What'), h('th', {}, 'Where'))),
+        h('tbody', {}, d.due.map((x) => h('tr', {}, h('td', {}, fmtTime(x.at)), h('td', {}, x.in), h('td', {}, x.kind),
+          h('td', {}, x.queue ? h('a', { href: '#/queue/' + enc(x.queue) }, x.queue) : x.messageId ? h('a', { href: '#/message/' + enc(x.messageId) }, shortArn(x.subscriptionArn)) : '', x.detail ? h('span', { class: 'muted' }, ' ' + x.detail) : null))))) : h('p', { class: 'muted' }, 'Nothing is waiting on the clock.'));
+    }
+    await update();
+    return update;
+  }
+
+  // ---- routing -----------------------------------------------------------------------
+
+  async function route() {
+    const parts = location.hash.replace(/^#\/?/, '').split('/');
+    const arg = decodeURIComponent(parts.slice(1).join('/'));
+    refresh = null;
+    status('');
+    try {
+      switch (parts[0]) {
+        case 'queue': refresh = await queueView(arg); break;
+        case 'topic': refresh = await topicView(arg); break;
+        case 'message': refresh = await messageView(arg); break;
+        case 'queues': await queuesView(); refresh = queuesView; break;
+        case 'topics': await topicsView(); refresh = topicsView; break;
+        case 'clock': refresh = await clockView(); break;
+        default: await overview(); refresh = overview;
+      }
+    } catch (e) {
+      status(e.message);
+    }
+    view.dataset.view = parts[0] || 'overview';
+    schedule();
+  }
+  window.addEventListener('hashchange', route);
+  route();
+})();
