@@ -195,6 +195,20 @@ func TestDashboardInChromium(t *testing.T) {
 	if got := p.eval(fmt.Sprintf(`document.querySelector('[data-subscription=%q]').dataset.status`, auditSub)); got != "delivered" {
 		t.Errorf("audit delivery: %q", got)
 	}
+	euCard := fmt.Sprintf(`document.querySelector('[data-subscription=%q]')`, euSub)
+	if got := p.eval(euCard + `.dataset.status`); got != "filtered-out" {
+		t.Errorf("eu subscription: %q", got)
+	}
+	if got := p.eval(euCard + `.querySelector('.explain td.key.bad').textContent`); got != "store" {
+		t.Errorf("failing key shown: %q", got)
+	}
+	if got := p.eval(euCard + `.querySelector('.explain').innerText`); !strings.Contains(got, `"us-east"`) || !strings.Contains(got, `"eu-west"`) {
+		t.Errorf("explanation lacks the value and the condition: %q", got)
+	}
+	playground := p.eval(euCard + `.querySelector('a.playground-link').href`)
+	if got := p.eval(`document.getElementById('timeline-body').textContent`); got != xss {
+		t.Errorf("timeline body %q", got)
+	}
 	p.shot(shots, "dashboard-timeline")
 	p.advance("30s")
 	p.wait("the retry", hookCard+`.dataset.status === 'delivered' && `+hookCard+`.querySelectorAll('ol.timeline li').length === 2`)
@@ -252,6 +266,19 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Errorf("due: %q", got)
 	}
 	p.shot(shots, "dashboard-clock")
+
+	// The filter explanation's link opens the playground with that policy
+	// and message, which it finds no match for, on the same key.
+	if err := chromedp.Do(b.Ctx, chromedp.Navigate(playground)); err != nil {
+		t.Fatal(err)
+	}
+	p.wait("the playground's verdict", `(v => v && !v.dataset.stale && v.dataset.state === 'no-match')(document.getElementById('verdict'))`)
+	if got := p.eval(`document.getElementById('policy').value`); got != `{"store":["eu-west"]}` {
+		t.Errorf("playground policy %q", got)
+	}
+	if got := p.eval(`[...document.querySelectorAll('#explanation tr.bad td.key')].map(e => e.textContent).join(',')`); got != "store" {
+		t.Errorf("playground failing keys %q", got)
+	}
 
 	if d := b.Dialogs(); len(d) > 0 {
 		t.Errorf("the page opened dialogs (data ran as code?): %q", d)

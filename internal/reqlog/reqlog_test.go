@@ -50,7 +50,7 @@ func (l *lockedBuffer) lines(t *testing.T) []map[string]any {
 func start(t *testing.T, level slog.Level) (*fanout.Server, *lockedBuffer) {
 	t.Helper()
 	buf := &lockedBuffer{}
-	srv, err := fanout.Start(context.Background(), fanout.Options{Logger: slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: level}))})
+	srv, err := fanout.Start(context.Background(), fanout.Options{AllowUnsigned: true, Logger: slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: level}))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -461,6 +461,7 @@
     if (st === 'delivered') return 'good';
     if (st === 'dropped' || st === 'dead-lettered') return 'bad';
     if (st === 'retrying' || st === 'pending') return 'warn';
+    if (st === 'filtered-out') return 'muted';
     return '';
   }
 
@@ -473,14 +474,30 @@
     return 'playground#' + enc(JSON.stringify(state));
   }
 
+  // cliAttributes turns the records' attribute list into the AWS CLI's
+  // JSON shape, which the playground and the publish form take.
+  function cliAttributes(list) {
+    const out = {};
+    for (const a of list || []) {
+      out[a.name] = a.binaryValue !== undefined ? { DataType: a.dataType, BinaryValue: a.binaryValue } : { DataType: a.dataType, StringValue: a.stringValue || '' };
+    }
+    return out;
+  }
+
+  // explanationTable shows the filter's verdict per key, branch by branch.
   function explanationTable(ex) {
-    const keys = (ex && (ex.keys || ex.explanation)) || [];
-    if (!Array.isArray(keys) || !keys.length) return null;
-    return h('table', { class: 'explain' }, h('tbody', {}, keys.map((k) => h('tr', {},
-      h('td', { class: 'mono ' + (k.matched ? 'good' : 'bad') }, k.key || ''),
-      h('td', {}, k.matched ? 'matches' : 'fails'),
-      h('td', { class: 'mono' }, k.condition || ''),
-      h('td', { class: 'mono' }, k.values ? k.values.join(', ') : (k.present === false ? '(absent)' : ''))))));
+    if (!ex) return null;
+    const branches = ex.branches || [];
+    return h('div', { class: 'explain' },
+      ex.reason ? h('p', {}, ex.reason) : null,
+      branches.map((b, i) => h('div', {},
+        branches.length > 1 ? h('p', { class: 'muted' }, 'alternative ' + (i + 1) + (b.matched ? ' matches' : ' does not match') + (b.reason ? ': ' + b.reason : '')) : (b.reason ? h('p', {}, b.reason) : null),
+        h('table', {}, h('tbody', {}, (b.keys || []).map((k) => h('tr', { class: k.matched ? 'good' : 'bad' },
+          h('td', { class: 'mono key ' + (k.matched ? 'good' : 'bad') }, k.key),
+          h('td', {}, k.matched ? 'matches' : 'fails'),
+          h('td', { class: 'mono' }, (k.conditions || []).join(' or ')),
+          h('td', { class: 'mono' }, k.present ? (k.values || []).join(', ') : '(absent)'),
+          h('td', { class: 'muted' }, k.reason || (k.matchedValue ? k.matchedValue + ' matches ' + k.condition : '')))))))));
   }
 
   async function messageView(id) {
@@ -488,11 +505,14 @@
     fill(view, h('h1', {}, 'Message ', h('span', { class: 'mono' }, id)), box);
     async function update() {
       const d = await api('GET', 'deliveries?message=' + enc(id));
-      const recs = d.deliveries || [];
-      if (!recs.length) { fill(box, h('p', { class: 'muted' }, 'No deliveries recorded for this message (the record ring keeps the newest).')); return; }
-      const m = d.message || recs.find((r) => r.message) && recs.find((r) => r.message).message;
-      fill(box, 
-        m ? h('div', { class: 'card' }, h('label', {}, 'Body'), h('pre', { id: 'timeline-body' }, m.body || ''), h('label', {}, 'Attributes'), attrTable(m.attributes, 'timeline-attributes')) : null,
+      const recs = (d.deliveries || []).filter((r) => !r.type || r.type === 'Notification');
+      const m = (d.messages || []).find((x) => x.messageId === id);
+      if (!recs.length && !m) { fill(box, h('p', { class: 'muted' }, 'No deliveries recorded for this message (the records keep the newest).')); return; }
+      const attrs = cliAttributes(m && m.attributes);
+      fill(box,
+        m ? h('div', { class: 'card' }, h('p', { class: 'muted' }, 'published ' + fmtTime(m.timestamp) + ' to ' + shortArn(m.topicArn)),
+          h('label', {}, 'Body'), h('pre', { id: 'timeline-body' }, m.body + (m.bodyTruncated ? ' …' : '')),
+          h('label', {}, 'Attributes'), attrTable(attrs, 'timeline-attributes')) : null,
         recs.slice().reverse().map((r) => h('div', { class: 'card', 'data-subscription': r.subscriptionArn, 'data-status': r.status },
           h('h2', {}, r.protocol + ' ', h('span', { class: 'mono' }, r.endpoint), h('span', { class: 'badge ' + statusClass(r.status) }, r.status)),
           h('p', { class: 'muted mono' }, r.subscriptionArn),
@@ -503,16 +523,15 @@
             fmtTime(a.time) + ' ', h('span', { class: 'badge ' + (a.outcome === 'delivered' ? 'good' : 'bad') }, a.outcome),
             a.httpStatus ? ' HTTP ' + a.httpStatus : '', a.error && a.error !== 'HTTP ' + a.httpStatus ? ' ' + a.error : '',
             a.nextAttempt ? h('span', { class: 'muted' }, ' · next try ' + fmtTime(a.nextAttempt)) : null))) : null,
-          isFiltered(r) ? [
-            h('p', {}, 'Skipped by the filter policy', r.filterPolicy ? [': ', h('code', {}, r.filterPolicy)] : ''),
-            explanationTable(r.explanation),
-            h('p', {}, h('a', { class: 'playground-link', href: playgroundLink(r.filterPolicy, r.filterPolicyScope, m && m.body, m && m.attributes) }, 'Open in the filter playground')),
+          r.status === 'filtered-out' ? [
+            h('p', {}, 'Skipped by its filter policy (' + (r.filterScope || 'MessageAttributes') + '): ', h('code', {}, r.filterPolicy || '')),
+            explanationTable(r.filter),
+            h('p', {}, h('a', { class: 'playground-link', href: playgroundLink(r.filterPolicy, r.filterScope, m ? m.body : '', m ? attrs : null) }, 'Open in the filter playground')),
           ] : null)));
     }
     await update();
     return update;
   }
-  const isFiltered = (r) => /filter/.test(r.status || '');
 
   // ---- the clock page --------------------------------------------------------------
 
