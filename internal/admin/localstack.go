@@ -8,8 +8,8 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/awserr"
+	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/awswire"
 	"github.com/fanout/fanout/internal/id"
 	"github.com/fanout/fanout/sqs"
