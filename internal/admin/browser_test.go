@@ -45,7 +45,7 @@ func (p page) eval(js string) string {
 func (p page) wait(what, js string) {
 	p.t.Helper()
 	if _, err := chromedp.Run(p.b.Ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
-		p.t.Fatalf("waiting for %s (%s): %v\nstatus: %s\npage: %s", what, js, err,
+		p.t.Fatalf("waiting for %s (%s): %v\nscript errors: %q\nstatus: %s\npage: %s", what, js, err, p.b.Errors(),
 			p.eval(`document.getElementById('status').textContent`), p.eval(`document.getElementById('view').innerText.slice(0, 3000)`))
 	}
 }
@@ -278,6 +278,29 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	if got := p.eval(`[...document.querySelectorAll('#explanation tr.bad td.key')].map(e => e.textContent).join(',')`); got != "store" {
 		t.Errorf("playground failing keys %q", got)
+	}
+
+	// Reset, after the confirm step, empties fanout.
+	if err := chromedp.Do(b.Ctx, chromedp.Navigate(e.url+"/_fanout/")); err != nil {
+		t.Fatal(err)
+	}
+	p.wait("the topology", `!!document.querySelector('#topology svg')`)
+	p.click("#reset")
+	p.wait("the confirm step", `document.getElementById('confirm').open`)
+	p.click("#confirm-cancel")
+	p.wait("the dialog to close", `!document.getElementById('confirm').open`)
+	if out, err := e.sqs.ListQueues(e.ctx, &sqs.ListQueuesInput{}); err != nil || len(out.QueueUrls) != 4 {
+		t.Fatalf("after cancelling the reset: %v %v", out, err)
+	}
+	p.click("#reset")
+	p.wait("the confirm step", `document.getElementById('confirm').open`)
+	p.click("#confirm-ok")
+	p.wait("an empty overview", `document.getElementById('view').innerText.includes('Nothing yet')`)
+	if got := p.eval(`document.getElementById('status').textContent`); got != "Reset: fanout is empty." {
+		t.Errorf("status after the reset: %q", got)
+	}
+	if out, err := e.sqs.ListQueues(e.ctx, &sqs.ListQueuesInput{}); err != nil || len(out.QueueUrls) != 0 {
+		t.Fatalf("after the reset: %v %v", out, err)
 	}
 
 	if d := b.Dialogs(); len(d) > 0 {

@@ -40,6 +40,8 @@ var summaries = map[string]string{
 	"GET /_fanout/topology":                   "the running topology as a file (YAML; JSON with ?format=json or Accept: application/json)",
 	"POST /_fanout/topology":                  "apply a topology file (?prune=true removes what it does not name, ?dryRun=true only reports)",
 	"GET /_fanout/topology/schema.json":       "the topology file's JSON Schema",
+	"POST /_fanout/reset":                     "back to new: every queue, topic, subscription and delivery record deleted, the start-up topology created again",
+	"POST /moto-api/reset":                    "moto compatibility: the same as POST /_fanout/reset",
 	"GET /_fanout/graph":                      "the topology as the dashboard draws it: topics, subscriptions, queues and endpoints, with counts along each edge",
 	"GET /_fanout/events":                     "server-sent events: a small change counter, so the dashboard knows when to refresh",
 	"GET /_fanout/sns/":                       "the UnsubscribeURL and SubscribeURL of SNS messages (?Action=Unsubscribe|ConfirmSubscription&…)",

@@ -7,6 +7,7 @@
   const view = document.getElementById('view');
   let pollTimer = 0;
   let refresh = null; // the current view's update function, called by the poller
+  let carried = ''; // a success message to show after the next route
 
   // ---- DOM helpers ---------------------------------------------------------
 
@@ -74,15 +75,28 @@
     return data;
   }
 
+  // confirmStep asks before a destructive action. The buttons answer
+  // directly (not through the dialog's close event, which arrives a task
+  // later and could answer the next question).
   function confirmStep(text) {
     const dlg = document.getElementById('confirm');
+    const ok = document.getElementById('confirm-ok');
+    const cancel = document.getElementById('confirm-cancel');
     document.getElementById('confirm-text').textContent = text;
     return new Promise((resolve) => {
-      dlg.addEventListener('close', () => resolve(dlg.returnValue === 'ok'), { once: true });
-      dlg.returnValue = '';
+      const done = (answer) => (ev) => {
+        ev.preventDefault();
+        ok.onclick = cancel.onclick = dlg.oncancel = null;
+        dlg.close();
+        resolve(answer);
+      };
+      ok.onclick = done(true);
+      cancel.onclick = done(false);
+      dlg.oncancel = done(false); // Escape
       dlg.showModal();
     });
   }
+
 
   function fmtTime(t) {
     if (!t) return '';
@@ -129,9 +143,13 @@
     if (!await confirmStep('Reset everything? Every queue, topic, subscription, message and delivery record is deleted.')) return;
     try {
       await api('POST', 'reset', {});
+      if (location.hash.replace(/^#\/?/, '') !== '') {
+        carried = 'Reset: fanout is empty.'; // shown once the overview is back
+        location.hash = '#/';
+        return;
+      }
+      await overview();
       status('Reset: fanout is empty.', true);
-      location.hash = '#/';
-      if (refresh) await refresh();
     } catch (e) { status('Reset failed: ' + e.message); }
   });
 
@@ -556,7 +574,8 @@
     const parts = location.hash.replace(/^#\/?/, '').split('/');
     const arg = decodeURIComponent(parts.slice(1).join('/'));
     refresh = null;
-    status('');
+    status(carried, true);
+    carried = '';
     try {
       switch (parts[0]) {
         case 'queue': refresh = await queueView(arg); break;
