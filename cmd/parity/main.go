@@ -98,6 +98,9 @@ func run(names []string, reportDir, readme string, check bool, procs int, settle
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
 		results = append(results, res)
+		if err := writeFailures(filepath.Join(reportDir, res.name+"-failures.txt"), res); err != nil {
+			return err
+		}
 		fmt.Printf("%s %s: %d/%d specs passed in %s\n", res.name, res.version, res.passed(), len(res.specs), res.wall.Round(100*time.Millisecond))
 		for _, f := range res.failures() {
 			fmt.Printf("  FAIL %s\n       %s\n", f.name, f.reason)
@@ -342,6 +345,23 @@ func measure(t target, bin, reportDir string, procs int, deadline time.Duration)
 		return result{}, fmt.Errorf("the report lists no specs: %s", lastLines(out.String()))
 	}
 	return res, nil
+}
+
+var runName = regexp.MustCompile(`conf-[0-9a-f]{8}-`)
+
+// writeFailures lists the target's failed specs, one per line with the
+// start of the failure: the migration notes of that emulator.
+func writeFailures(path string, r result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s %s: %d of %d specs fail\n", r.name, r.version, len(r.failures()), len(r.specs))
+	for _, f := range r.failures() {
+		reason := runName.ReplaceAllString(f.reason, "conf-…-")
+		if len(reason) > 160 {
+			reason = strings.ToValidUTF8(reason[:160], "") + "…"
+		}
+		fmt.Fprintf(&b, "%s\t%s\n", f.name, reason)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // firstLine is a failure message on one line, cut at 240 bytes.
