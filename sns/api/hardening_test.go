@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -93,5 +94,40 @@ func TestCustomDataTypeLabelsRefused(t *testing.T) {
 		"MessageAttributes.entry.1.Value.StringValue": {"1"}})
 	if rec.Code != 200 {
 		t.Fatalf("a printable label: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// JSON given as attribute values (Policy, DeliveryPolicy, FilterPolicy,
+// ArchivePolicy...) is parsed by encoding/json, whose scanner stops at
+// 10,000 levels without recursing, or by the filter's own parser, which
+// stops at Jackson's 1,000: megabytes of '[' are refused cheaply.
+func TestDeepJSONAttributesRefusedCheaply(t *testing.T) {
+	h := direct(t)
+	topic := "arn:aws:sns:us-east-1:000000000000:t"
+	deep := strings.Repeat("[", 4<<20)
+	rec := httptest.NewRecorder()
+	h.ServeQuery(rec, httptest.NewRequest("POST", "/", nil), url.Values{"Action": {"Subscribe"}, "TopicArn": {topic},
+		"Protocol": {"sqs"}, "Endpoint": {"arn:aws:sqs:us-east-1:000000000000:q"}})
+	sub := topic + ":" + strings.SplitN(strings.SplitN(rec.Body.String(), topic+":", 2)[1], "<", 2)[0]
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for _, v := range []url.Values{
+		{"Action": {"SetTopicAttributes"}, "TopicArn": {topic}, "AttributeName": {"Policy"}, "AttributeValue": {deep}},
+		{"Action": {"SetTopicAttributes"}, "TopicArn": {topic}, "AttributeName": {"DeliveryPolicy"}, "AttributeValue": {deep}},
+		{"Action": {"SetSubscriptionAttributes"}, "SubscriptionArn": {sub}, "AttributeName": {"FilterPolicy"}, "AttributeValue": {deep}},
+		{"Action": {"SetSubscriptionAttributes"}, "SubscriptionArn": {sub}, "AttributeName": {"RedrivePolicy"}, "AttributeValue": {deep}},
+		{"Action": {"SetSubscriptionAttributes"}, "SubscriptionArn": {sub}, "AttributeName": {"DeliveryPolicy"}, "AttributeValue": {deep}},
+		{"Action": {"Publish"}, "TopicArn": {topic}, "Message": {deep}, "MessageStructure": {"json"}},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeQuery(rec, httptest.NewRequest("POST", "/", nil), v)
+		if rec.Code != 400 || !strings.Contains(rec.Body.String(), "<Code>InvalidParameter</Code>") {
+			t.Errorf("%s %s: %d %.300s", v.Get("Action"), v.Get("AttributeName"), rec.Code, rec.Body)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.Sys) - int64(before.Sys); grown > 64<<20 {
+		t.Fatalf("six 4 MiB deep values grew the process by %d bytes", grown)
 	}
 }

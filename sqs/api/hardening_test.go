@@ -323,3 +323,25 @@ func TestSenderIDsDoNotAccumulate(t *testing.T) {
 		t.Fatalf("a 100 KB id was not replaced by the anonymous one: %.500s", rec.Body)
 	}
 }
+
+// Queue attributes given as JSON (RedrivePolicy, RedriveAllowPolicy, Policy)
+// are parsed by encoding/json, whose scanner stops at 10,000 levels without
+// recursing: megabytes of '[' are refused cheaply.
+func TestDeepJSONQueueAttributesRefusedCheaply(t *testing.T) {
+	h := newHostile(t)
+	h.call("CreateQueue", strings.NewReader(`{"QueueName":"attrs"}`))
+	deep := strings.Repeat("[", 4<<20)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for _, name := range []string{"RedrivePolicy", "RedriveAllowPolicy", "Policy"} {
+		rec := h.call("SetQueueAttributes", strings.NewReader(`{"QueueUrl":"http://localhost:4566/000000000000/attrs","Attributes":{"`+name+`":"`+deep+`"}}`))
+		if typ, _ := jsonError(t, rec); rec.Code != 400 || !strings.HasPrefix(typ, "com.amazonaws.sqs#Invalid") {
+			t.Errorf("%s: %d %.300s", name, rec.Code, rec.Body)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.Sys) - int64(before.Sys); grown > 64<<20 {
+		t.Fatalf("three 4 MiB deep values grew the process by %d bytes", grown)
+	}
+}
