@@ -56,7 +56,7 @@ func (a *Adjustable) Advance(d time.Duration) {
 	}
 	a.mu.Lock()
 	// Stop at Latest; the comparison keeps offset+d from overflowing.
-	if room := latest.Sub(time.Now()) - a.offset; d > room {
+	if room := time.Until(latest) - a.offset; d > room {
 		d = max(room, 0)
 	}
 	a.offset += d

@@ -80,10 +80,7 @@ func (c *Checker) Allowed(hostport string) bool {
 
 // Describe says, for an error message, which hosts are accepted.
 func (c *Checker) Describe() string {
-	var extra []string
-	for _, n := range c.names[len(loopbackNames):] {
-		extra = append(extra, n)
-	}
+	extra := append([]string(nil), c.names[len(loopbackNames):]...)
 	s := "localhost, *.localhost, 127.0.0.0/8, [::1] and *.localhost.localstack.cloud"
 	if !c.loopbackBind {
 		s += ", any IP address"
