@@ -113,7 +113,7 @@ func memberShape(name string, top bool) (shape, bool) {
 
 // indexMembers indexes the known, non-null members of checked v.
 func indexMembers(v gjson.Result, top bool) jsonInput {
-	j := jsonInput{}
+	j := jsonInput{members: make([]member, 0, 8)} // one allocation for a typical request
 	v.ForEach(func(k, val gjson.Result) bool {
 		if _, ok := memberShape(k.Str, top); !ok || val.Type == gjson.Null {
 			return true
