@@ -58,9 +58,12 @@ type moveTasksReply struct {
 
 func (r moveTasksReply) json() any { return r }
 
+// xml flattens Results: the API model names each entry
+// ListMessageMoveTasksResultEntry (xmlName, flattened), which is what the
+// SDKs' Query parsers read; an element called Results reads as no tasks.
 func (r moveTasksReply) xml(x *awswire.XMLWriter) {
 	for _, t := range r.Results {
-		x.Open("Results")
+		x.Open("ListMessageMoveTasksResultEntry")
 		if t.TaskHandle != "" {
 			x.Elem("TaskHandle", t.TaskHandle)
 		}
@@ -78,7 +81,7 @@ func (r moveTasksReply) xml(x *awswire.XMLWriter) {
 			x.Elem("FailureReason", t.FailureReason)
 		}
 		x.Int("StartedTimestamp", t.StartedTimestamp)
-		x.Close("Results")
+		x.Close("ListMessageMoveTasksResultEntry")
 	}
 }
 
