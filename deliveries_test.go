@@ -26,6 +26,23 @@ func snsClient(s *fanout.Server) *sns.Client {
 		func(o *sns.Options) { o.BaseEndpoint = aws.String(s.URL()) })
 }
 
+// serverWithTopic starts fanout, stopped when the test ends, with an SNS
+// client and a topic.
+func serverWithTopic(t *testing.T, opts fanout.Options) (*fanout.Server, *sns.Client, *sns.CreateTopicOutput) {
+	t.Helper()
+	s, err := fanout.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	c := snsClient(s)
+	topic, err := c.CreateTopic(context.Background(), &sns.CreateTopicInput{Name: aws.String("t")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c, topic
+}
+
 // hangingEndpoint confirms its subscriptions and never answers a
 // notification until the test ends.
 func hangingEndpoint(t *testing.T) (url string, notified chan struct{}) {
@@ -56,17 +73,8 @@ func hangingEndpoint(t *testing.T) (url string, notified chan struct{}) {
 
 func TestMovingTheClockDoesNotWaitForAHangingEndpoint(t *testing.T) {
 	t.Parallel()
-	s, err := fanout.Start(context.Background(), fanout.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c := snsClient(s)
+	s, c, topic := serverWithTopic(t, fanout.Options{})
 	ctx := context.Background()
-	topic, err := c.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("t")})
-	if err != nil {
-		t.Fatal(err)
-	}
 	url, notified := hangingEndpoint(t)
 	if _, err := c.Subscribe(ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("http"), Endpoint: aws.String(url)}); err != nil {
 		t.Fatal(err)
@@ -94,17 +102,8 @@ func TestMovingTheClockDoesNotWaitForAHangingEndpoint(t *testing.T) {
 
 func TestSubscribingFanoutToItselfIsRefused(t *testing.T) {
 	t.Parallel()
-	s, err := fanout.Start(context.Background(), fanout.Options{PublicURL: "http://sns.example.test:8443"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c := snsClient(s)
+	s, c, topic := serverWithTopic(t, fanout.Options{PublicURL: "http://sns.example.test:8443"})
 	ctx := context.Background()
-	topic, err := c.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("t")})
-	if err != nil {
-		t.Fatal(err)
-	}
 	_, port, _ := net.SplitHostPort(s.Addr())
 	for _, ep := range []string{
 		s.URL() + "/?Action=Publish&TopicArn=" + aws.ToString(topic.TopicArn) + "&Message=again",
