@@ -159,4 +159,3 @@ var _ = Describe("SNS errors over the Query protocol", Label("sns-query", "error
 		Expect(m.Get("Protocol")).To(Equal("sqs"))
 	})
 })
-
