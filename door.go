@@ -8,6 +8,7 @@ import (
 
 	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/internal/awswire"
+	"github.com/fanout/fanout/internal/cors"
 	"github.com/fanout/fanout/internal/hostcheck"
 	"github.com/fanout/fanout/internal/id"
 )
@@ -59,6 +60,14 @@ func (s *Server) frontDoor(l net.Listener, next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// corsPolicy lets the pages of Options.CORSOrigins call fanout from a
+// browser, and refuses requests from other pages.
+func (s *Server) corsPolicy(next http.Handler) http.Handler {
+	return cors.New(s.opts.CORSOrigins).Wrap(next, func(w http.ResponseWriter, r *http.Request, origin string) {
+		refuse(w, r, accessDenied.New("fanout refuses requests from pages of origin %q: only the origins --cors-origins names may call it from a browser (default: pages served from localhost).", clip(origin)))
 	})
 }
 

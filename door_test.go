@@ -145,3 +145,41 @@ func TestAllowUnsigned(t *testing.T) {
 		t.Fatalf("%d %s", code, body)
 	}
 }
+
+// TestCrossSiteSimpleRequests: a page of another site can make the browser
+// send a form POST or a text/plain fetch unasked; with its Origin header
+// fanout refuses it on every path, /_fanout/ included (the clock, the
+// playground), presigned Query calls included.
+func TestCrossSiteSimpleRequests(t *testing.T) {
+	t.Parallel()
+	s := startDoor(t, fanout.Options{})
+	before := s.Clock().Now()
+	req := formRequest(t, "POST", s.URL()+"/_fanout/clock", "text/plain", `{"advance":"24h"}`)
+	req.Header.Set("Origin", "https://evil.example")
+	code, body, h := raw(t, req)
+	if code != 403 || !strings.Contains(body, `fanout refuses requests from pages of origin "https://evil.example"`) || h.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("cross-site clock POST: %d %s", code, body)
+	}
+	if s.Clock().Now().Sub(before) > time.Hour {
+		t.Fatal("the clock moved")
+	}
+	// A presigned form POST, which needs no header a page cannot send.
+	body0 := "Action=CreateTopic&Version=2010-03-31&Name=cross"
+	req = formRequest(t, "POST", s.URL()+"/", formType, body0)
+	sum := sha256.Sum256([]byte(body0))
+	u, _, err := v4.NewSigner().PresignHTTP(context.Background(), aws.Credentials{AccessKeyID: "a", SecretAccessKey: "b"}, req, hex.EncodeToString(sum[:]), "sns", "us-east-1", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req = formRequest(t, "POST", u, formType, body0)
+	req.Header.Set("Origin", "null") // a sandboxed frame
+	if code, body, _ = raw(t, req); code != 403 || !strings.Contains(body, "<Code>AccessDenied</Code>") {
+		t.Fatalf("cross-site presigned POST: %d %s", code, body)
+	}
+	// fanout's own pages (same origin) may post.
+	req = formRequest(t, "POST", s.URL()+"/_fanout/filter/test", "application/json", `{"policy":"{\"a\":[\"b\"]}"}`)
+	req.Header.Set("Origin", s.URL())
+	if code, body, _ = raw(t, req); code != 200 {
+		t.Fatalf("same-origin POST: %d %s", code, body)
+	}
+}

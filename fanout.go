@@ -66,6 +66,11 @@ type Options struct {
 	// how long a keep-alive connection may wait for its next request;
 	// defaults 60 s and 120 s.
 	ReadTimeout, IdleTimeout time.Duration
+	// CORSOrigins are the web pages' origins that may call fanout from a
+	// browser: "https://app.example", "http://host:*" (any port) or "*";
+	// default the pages of this machine (http://localhost:*,
+	// http://127.0.0.1:*, http://[::1]:* and their https forms).
+	CORSOrigins []string
 	// Pprof serves net/http/pprof under /_fanout/debug/pprof/.
 	Pprof bool
 	// Lambda maps Lambda function names to HTTP hooks that speak the Invoke
@@ -199,6 +204,7 @@ func build(opts Options) (*Server, error) {
 		}
 		logged.ServeHTTP(w, req)
 	})
+	s.handler = s.corsPolicy(s.handler)
 	return s, nil
 }
 

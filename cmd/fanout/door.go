@@ -14,11 +14,13 @@ type doorConfig struct {
 	allowUnsigned bool
 	allowedHosts  string
 	credentials   string
+	corsOrigins   string
 }
 
 func (d *doorConfig) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&d.allowUnsigned, "allow-unsigned", false, "accept Query calls without a SigV4 signature, and as GETs: what any web page can make a browser send")
 	fs.StringVar(&d.credentials, "credentials", "", "FILE of access keys, one a line: ACCESS_KEY_ID SECRET [ACCOUNT]; every call must then be signed by one of them, as AWS checks")
+	fs.StringVar(&d.corsOrigins, "cors-origins", "", "comma-separated origins of web pages that may call fanout from a browser (https://app.example, http://host:* for any port, or * for every page: unsafe); default pages served from localhost")
 	fs.StringVar(&d.allowedHosts, "allowed-hosts", "", "comma-separated host names fanout answers to besides localhost and IP addresses (name, *.example.com, or * for any); others are refused against DNS rebinding")
 }
 
@@ -26,6 +28,7 @@ func (d *doorConfig) flags(fs *flag.FlagSet) {
 func (d *doorConfig) apply(o *fanout.Options) error {
 	o.AllowUnsigned = d.allowUnsigned
 	o.AllowedHosts = splitList(d.allowedHosts)
+	o.CORSOrigins = splitList(d.corsOrigins)
 	if d.credentials != "" {
 		f, err := os.Open(d.credentials)
 		if err != nil {

@@ -49,8 +49,9 @@ type Browser struct {
 }
 
 // New starts Chromium with a fresh profile, a window of width×height, and
-// returns its tab; everything ends with the test, and within limit.
-func New(t *testing.T, width, height int, limit time.Duration) *Browser {
+// returns its tab; everything ends with the test, and within limit. Flags
+// are added to Chromium's command line.
+func New(t *testing.T, width, height int, limit time.Duration, flags ...chromedp.ExecAllocatorOption) *Browser {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(ChromiumPath(t)),
@@ -70,6 +71,7 @@ func New(t *testing.T, width, height int, limit time.Duration) *Browser {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(width, height),
 	}
+	opts = append(opts, flags...)
 	base, cancelTimeout := context.WithTimeout(context.Background(), limit)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(base, opts...)
 	ctx, cancelTab := chromedp.NewContext(alloc)
