@@ -25,8 +25,9 @@ import (
 // It also bounds the load: a publisher takes a window slot before each
 // Publish and the sink frees it when the message is resolved, that is
 // delivered or failed for the last time the delivery policy allows. fanout
-// queues HTTP deliveries without bound, so publishers left free would only
-// grow that queue; with the window the publish rate follows the delivery
+// queues up to --delivery-backlog (1,000) deliveries per subscription and
+// overflows the rest, so publishers left free would only fill that queue and
+// lose messages; with the window the publish rate follows the delivery
 // rate, and publish-to-delivery latency means delivery, not a backlog.
 
 // Outcomes of one request to the sink.
