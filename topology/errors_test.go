@@ -37,7 +37,7 @@ func TestBadFiles(t *testing.T) {
 		{"syntax error", "queues:\n  a: {x: 1\n  b: {}\n",
 			[]string{"bad.yaml:3:3: YAML syntax: ',' or '}' must be specified"}},
 		{"duplicate key", "queues:\n  a: {}\n  a: {}\n",
-			[]string{`bad.yaml:3:3: YAML syntax: mapping key "a" already defined at [2:3]`}},
+			[]string{`bad.yaml:3:3: key "a" is already set at line 2, column 3`}},
 		{"unknown keys", "queues:\n  a:\n    atributes: {}\n    attributes: {VisibiltyTimeout: 5}\ntopic: {}\n",
 			[]string{
 				`bad.yaml:3:5: queues.a.atributes: unknown key "atributes" (did you mean "attributes"?)`,

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/fanout/fanout/sns"
 	"github.com/fanout/fanout/sqs"
 )
@@ -310,9 +308,13 @@ func exportSubscription(protocol, endpoint string, a map[string]string, opts Opt
 	return s
 }
 
-// YAML writes the topology in the file format, keys sorted.
+// YAML writes the topology in the file format.
 func (t *Topology) YAML() ([]byte, error) {
-	return yaml.MarshalWithOptions(t, yaml.Indent(2), yaml.IndentSequence(true), yaml.UseLiteralStyleIfMultiline(true))
+	doc, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	return toYAML(doc)
 }
 
 // JSON writes the topology as indented JSON, which Parse reads too.
