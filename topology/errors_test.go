@@ -155,3 +155,25 @@ func TestUnreadableFiles(t *testing.T) {
 		t.Log(err)
 	}
 }
+
+// TestREADMEExample: the file the README's "Declare your architecture"
+// starts from loads.
+func TestREADMEExample(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "```yaml\n# topology.yaml\n")
+	block, _, ok2 := strings.Cut(rest, "```\n")
+	if !ok || !ok2 {
+		t.Fatal("README has no topology.yaml block")
+	}
+	top, err := topology.Parse([]byte(block), "README.md")
+	if err == nil {
+		err = topology.Validate(top, topology.Options{})
+	}
+	if err != nil {
+		t.Error(err)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -119,6 +120,18 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	}
 	url := fmt.Sprintf("%s/_fanout/topology?prune=%t&dryRun=%t", strings.TrimRight(*endpoint, "/"), *prune, *dry)
 	body, status, err := call(http.MethodPost, url, "application/yaml", data)
+	var bad struct {
+		Errors []struct {
+			Text string `json:"text"`
+		} `json:"errors"`
+	}
+	if err == nil && status == http.StatusBadRequest && json.Unmarshal(body, &bad) == nil && len(bad.Errors) > 0 {
+		fmt.Fprintf(stderr, "fanout apply: %d problem(s) in the file; nothing was changed:\n", len(bad.Errors))
+		for _, e := range bad.Errors {
+			fmt.Fprintln(stderr, fs.Arg(0)+":"+e.Text)
+		}
+		return exitError
+	}
 	if err != nil || status != http.StatusOK {
 		fmt.Fprintf(stderr, "fanout apply: %s\n", failure(err, status, body))
 		return exitError

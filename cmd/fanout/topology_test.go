@@ -100,6 +100,13 @@ func TestExportApplyImport(t *testing.T) {
 	if code, _, stderr = runCLI("export", "--endpoint", "http://127.0.0.1:1"); code != exitError || !strings.Contains(stderr, "fanout export: ") {
 		t.Errorf("export from nowhere: %d %s", code, stderr)
 	}
+	if err := os.WriteFile(file, []byte("queues: {a: {attributes: {DelaySeconds: 901}}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI("apply", "--endpoint", srv.URL(), file)
+	if code != exitError || !strings.Contains(stderr, "fanout apply: 1 problem(s) in the file; nothing was changed:\n"+file+":1:27: queues.a.attributes.DelaySeconds: InvalidAttributeValue") {
+		t.Errorf("apply of a bad file: %d %s", code, stderr)
+	}
 	if code, _, _ = runCLI("import", "elasticmq", file); code != exitUsage {
 		t.Errorf("import of another kind: %d", code)
 	}

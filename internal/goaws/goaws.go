@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goccy/go-yaml"
+	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/fanout/fanout/topology"
 )

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fanout/fanout/topology"
 	"github.com/fanout/fanout/internal/goaws"
+	"github.com/fanout/fanout/topology"
 )
 
 // TestConvert converts a goaws file and checks the result as fanout's own
