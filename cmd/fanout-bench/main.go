@@ -136,7 +136,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	var (
 		scen    = fs.String("scenario", "send,send-batch,drain", "comma list of scenarios (see below)")
 		client  = fs.String("client", "sdk", "client kind: sdk (aws-sdk-go-v2), http (plain net/http, pre-built JSON) or both")
-		tgt     = fs.String("target", "fanout", "fanout, null, both (fanout and null alternately) or the URL of a running loopback server")
+		tgt     = fs.String("target", "fanout", "fanout, null, both (fanout and null alternately), fanout-log (fanout logging every call: --log-level debug --log-format json, to /dev/null), fanout-info (fanout at the default --log-level info: failed calls only), a comma list of these (alternately), or the URL of a running loopback server")
 		clients = fs.Int("clients", 8, "concurrent clients")
 		dur     = fs.Duration("duration", 5*time.Second, "timed phase of each run")
 		warm    = fs.Duration("warmup", time.Second, "untimed warm-up before each timed phase")
@@ -206,7 +206,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	case "both":
 		cfg.targets = []string{"fanout", "null"}
 	default:
-		cfg.targets = []string{*tgt}
+		cfg.targets = splitList(*tgt)
 	}
 	if cfg.rounds <= 0 {
 		cfg.rounds = 1
@@ -380,7 +380,7 @@ func run(ctx context.Context, cfg *config) error {
 	}
 
 	bin := cfg.fanoutBin
-	if bin == "" && (slices.Contains(cfg.targets, "fanout") || cfg.memory > 0) {
+	if bin == "" && (slices.ContainsFunc(cfg.targets, func(t string) bool { return strings.HasPrefix(t, "fanout") }) || cfg.memory > 0) {
 		dir, err := os.MkdirTemp("", "fanout-bench-")
 		if err != nil {
 			return err

@@ -79,7 +79,7 @@ func figures(r *result, op string) opFigures {
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-const rowFormat = "%-7s %-4s %-30s %-10s %10s %10s %9s %9s %7s %10s %10s %10s\n"
+const rowFormat = "%-11s %-4s %-30s %-10s %10s %10s %9s %9s %7s %10s %10s %10s\n"
 
 func printHeader(w io.Writer) {
 	fmt.Fprintf(w, rowFormat, "target", "cli", "scenario", "op", "calls/s", "msgs/s", "p50", "p99", "errors",
@@ -89,7 +89,7 @@ func printHeader(w io.Writer) {
 // printRun prints one row per op of a run, then its notes and errors.
 func printRun(w io.Writer, r *result) {
 	tname := r.Target
-	if len(tname) > 7 {
+	if strings.Contains(tname, "://") {
 		tname = "url"
 	}
 	for _, op := range sortedOps(r) {
@@ -192,6 +192,22 @@ func summarize(results []*result, targets []string) []summaryRow {
 			med[t] = m
 			rows = append(rows, summaryRow{k.scenario, k.client, k.op, t, len(fs), m})
 		}
+		// A logging fanout against the plain one: the request log's cost.
+		for _, t := range targets {
+			if l, ok := med[t]; ok && strings.HasPrefix(t, "fanout-") {
+				if f, ok := med["fanout"]; ok {
+					rows = append(rows, summaryRow{k.scenario, k.client, k.op, t + "/fanout", 0, opFigures{
+						CallsPerSec:  ratio(l.CallsPerSec, f.CallsPerSec),
+						MsgsPerSec:   ratio(l.MsgsPerSec, f.MsgsPerSec),
+						P50us:        ratio(l.P50us, f.P50us),
+						P99us:        ratio(l.P99us, f.P99us),
+						SrvUsPerCall: ratio(l.SrvUsPerCall, f.SrvUsPerCall),
+						SrvUsPerMsg:  ratio(l.SrvUsPerMsg, f.SrvUsPerMsg),
+						CliUsPerCall: ratio(l.CliUsPerCall, f.CliUsPerCall),
+					}})
+				}
+			}
+		}
 		a, okA := med["fanout"]
 		b, okB := med["null"]
 		if okA && okB {
@@ -258,7 +274,7 @@ func median(vs []float64) float64 {
 
 func printSummary(w io.Writer, rows []summaryRow, rounds int) {
 	fmt.Fprintf(w, "\nmedians over %d round(s); ratio rows are fanout/null (calls/s above 1 = fanout faster; p50, p99, CPU above 1 = fanout costlier); fanout-null rows are latency differences\n", rounds)
-	const f = "%-30s %-4s %-10s %-11s %10s %10s %9s %9s %10s %10s %10s\n"
+	const f = "%-30s %-4s %-10s %-18s %10s %10s %9s %9s %10s %10s %10s\n"
 	fmt.Fprintf(w, f, "scenario", "cli", "op", "target", "calls/s", "msgs/s", "p50", "p99", "srvµs/call", "srvµs/msg", "cliµs/call")
 	for _, r := range rows {
 		if r.Target == "fanout/null" {
@@ -281,7 +297,7 @@ func printSummary(w io.Writer, rows []summaryRow, rounds int) {
 			continue
 		}
 		tname := r.Target
-		if len(tname) > 11 {
+		if strings.Contains(tname, "://") {
 			tname = "url"
 		}
 		calls := num(r.CallsPerSec)

@@ -35,6 +35,14 @@ func startTarget(ctx context.Context, name, bin string, size int) (*target, erro
 	switch name {
 	case "fanout":
 		return startProcess(ctx, "fanout", bin, "--log-level", "error")
+	case "fanout-info":
+		// The default level: the request log runs and writes failed calls.
+		return startProcess(ctx, name, bin, "--log-level", "info")
+	case "fanout-log":
+		// Every call logged, as JSON, written to /dev/null: the cost of
+		// the request log is formatting and writing, not the terminal.
+		t, err := startProcessQuiet(ctx, name, bin, "--log-level", "debug", "--log-format", "json")
+		return t, err
 	case "null":
 		self, err := os.Executable()
 		if err != nil {
@@ -70,6 +78,15 @@ func checkLoopback(host string) error {
 // startProcess runs bin with args plus an address flag on a free loopback
 // port and waits until it answers the health check.
 func startProcess(ctx context.Context, name, bin string, args ...string) (*target, error) {
+	return launch(ctx, name, bin, false, args...)
+}
+
+// startProcessQuiet is startProcess with the server's output discarded.
+func startProcessQuiet(ctx context.Context, name, bin string, args ...string) (*target, error) {
+	return launch(ctx, name, bin, true, args...)
+}
+
+func launch(ctx context.Context, name, bin string, quiet bool, args ...string) (*target, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -83,6 +100,9 @@ func startProcess(ctx context.Context, name, bin string, args ...string) (*targe
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout = os.Stderr // keep our stdout for results
 	cmd.Stderr = os.Stderr
+	if quiet {
+		cmd.Stdout, cmd.Stderr = nil, nil // /dev/null
+	}
 	// If this tool dies without cleaning up, the kernel stops the server too.
 	// Its own process group keeps a terminal's Ctrl-C away from the server,
 	// so this tool can still delete its queues and then stop it in order.

@@ -159,9 +159,12 @@
   // costs one snapshot every two seconds and no memory; it pauses while the
   // tab is hidden.
 
+  // schedule waits POLL_MS, or three times what the last update took when
+  // that is longer (a very large topology), so the page stays responsive.
+  let lastUpdateMs = 0;
   function schedule() {
     clearTimeout(pollTimer);
-    pollTimer = setTimeout(tick, POLL_MS);
+    pollTimer = setTimeout(tick, Math.max(POLL_MS, 3 * lastUpdateMs));
   }
   async function tick() {
     const live = document.getElementById('live');
@@ -171,7 +174,9 @@
       return;
     }
     live.classList.remove('paused');
+    const t0 = performance.now();
     try { await refresh(); } catch (e) { /* the next tick tries again */ }
+    lastUpdateMs = performance.now() - t0;
     schedule();
   }
   document.addEventListener('visibilitychange', () => { if (!document.hidden) tick(); });
@@ -305,11 +310,23 @@
           sub.filterPolicy ? h('span', { class: 'badge' }, 'filter') : null, sub.pending ? h('span', { class: 'badge warn' }, 'pending') : null)))))));
   }
 
+  let lastDrawn = ''; // what the overview last drew, to skip unchanged polls
+
   async function overview() {
     const started = performance.now();
     const g = await api('GET', 'graph');
+    const fetched = performance.now();
     showClock(g.clock);
+    // Ages as shown: an idle topology draws nothing new on a poll.
+    const drawn = JSON.stringify([g.topics, g.queues.map((q) => [q, fmtAge(q.oldestAgeSeconds)])], (k, v) => (k === 'oldestAgeSeconds' ? undefined : v));
+    if (drawn === lastDrawn && document.getElementById('topology')) {
+      view.dataset.renderMs = String(Math.round(performance.now() - started));
+      view.dataset.drawn = 'unchanged';
+      return;
+    }
+    lastDrawn = drawn;
     const pic = h('div', { class: 'topology', id: 'topology' }, drawTopology(g));
+    const pictured = performance.now();
     const old = document.getElementById('topology');
     const scroll = old ? [old.scrollLeft, old.scrollTop] : [0, 0];
     fill(view, 
@@ -319,7 +336,10 @@
         h('div', { class: 'card' }, h('h2', {}, 'Queues (' + g.queues.length + ')'), queueTable(g.queues)),
         h('div', { class: 'card' }, h('h2', {}, 'Topics (' + g.topics.length + ')'), topicTable(g.topics))));
     pic.scrollLeft = scroll[0]; pic.scrollTop = scroll[1];
+    view.dataset.fetchMs = String(Math.round(fetched - started));
+    view.dataset.svgMs = String(Math.round(pictured - fetched));
     view.dataset.renderMs = String(Math.round(performance.now() - started));
+    view.dataset.drawn = 'drawn';
   }
 
   async function queuesView() {
