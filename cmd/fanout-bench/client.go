@@ -101,6 +101,14 @@ func newSDKHTTPClient(conns int) *http.Client {
 // so net/http reads it instead of calling the SDK body's WriteTo.
 type hideWriterTo struct{ next http.RoundTripper }
 
+// CloseIdleConnections passes http.Client.CloseIdleConnections on, which
+// otherwise stops at a transport without the method.
+func (t hideWriterTo) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 func (t hideWriterTo) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return t.next.RoundTrip(req)
