@@ -73,7 +73,10 @@ func (q *Queue) Arn() string { return q.arn }
 func (q *Queue) DeadLettered() int64 { return q.deadLettered.Load() }
 
 // Fifo reports whether this is a FIFO queue.
-func (q *Queue) Fifo() bool { return q.config.fifo } // fixed at creation
+// q.fifo is set at creation and never replaced, so this needs no lock;
+// q.config.fifo, though never changed either, is rewritten with the rest of
+// the config by SetAttributes (a race the admin listing met).
+func (q *Queue) Fifo() bool { return q.fifo != nil }
 
 func (q *Queue) cfg() config {
 	q.lock()
