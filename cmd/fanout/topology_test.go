@@ -111,3 +111,23 @@ func TestExportApplyImport(t *testing.T) {
 		t.Errorf("import of another kind: %d", code)
 	}
 }
+
+// TestConfigFromEnvironment: FANOUT_CONFIG is --config.
+func TestConfigFromEnvironment(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(file, []byte("queues: {a: {tagz: {}}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(name string) (string, bool) {
+		if name == "FANOUT_CONFIG" {
+			return file, true
+		}
+		return "", false
+	}
+	var stderr strings.Builder
+	err := serve([]string{"--addr", "127.0.0.1:0"}, lookup, &stderr)
+	if err == nil || !strings.Contains(err.Error(), file+`:1:14: queues.a.tagz: unknown key "tagz" (did you mean "tags"?)`) {
+		t.Errorf("serve: %v", err)
+	}
+}
