@@ -1,7 +1,10 @@
 package apicheck
 
 import (
+	"go/types"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +49,33 @@ func TestCheckFindsEveryLeak(t *testing.T) {
 	want := []string{"Alias", "Embeds", "Field", "Func", "Generic", "Iface", "Map", "Promoted", "Promoted.Exposed", "Returned", "S.Method", "Var", "Wrapped", "Wrapped.Method"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("found %v, want %v", got, want)
+	}
+}
+
+// Spell writes each leak with the internal package's import, which another
+// module cannot compile, and leaves out what cannot be spelled anywhere.
+func TestSpellNamesInternalTypes(t *testing.T) {
+	pkgs, err := Load(".", "./testdata/leaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := Spell("spell", []*types.Package{pkgs[0].Types})
+	secret := regexp.MustCompile(`(p\d+) "github.com/fanout/fanout/internal/apicheck/testdata/leaky/internal/secret"`).FindStringSubmatch(src)
+	if secret == nil {
+		t.Fatalf("no import of the internal package:\n%s", src)
+	}
+	for _, want := range []string{
+		"var _ func(" + secret[1] + ".T) = p", // Func
+		"var _ " + secret[1] + ".T = p",       // Var
+		"var _ *" + secret[1] + ".T = (*p",    // Alias
+		") " + secret[1] + ".I = (*p",         // S.Method
+		"var _ *" + secret[1] + ".T = x.X }",  // Field
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("spelled API lacks %q:\n%s", want, src)
+		}
+	}
+	if strings.Contains(src, ".Returned") || strings.Contains(src, ".Generic") {
+		t.Errorf("spelled what cannot be spelled outside:\n%s", src)
 	}
 }
