@@ -437,10 +437,11 @@ var _ = Describe("SNS Publish", Label("sns-core"), func() {
 	})
 
 	It("refuses a Subject with a line break", Label("errors"), func(ctx SpecContext) {
-		// API_Publish: no line breaks or control characters.
+		// API_Publish: no line breaks or control characters. The message is
+		// only known for an empty Subject, so its start is checked.
 		topic := createTopic(ctx, "pub-subject-nl", nil)
 		Expect(publishErr(ctx, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("x"), Subject: aws.String("two\nlines")})).To(
-			BeAWSError(http.StatusBadRequest, "InvalidParameter", "Invalid parameter: Subject"))
+			BeAWSError(http.StatusBadRequest, "InvalidParameter", HavePrefix("Invalid parameter: Subject")))
 	})
 
 	It("accepts the topic's ARN as TargetArn", func(ctx SpecContext) {
