@@ -21,28 +21,6 @@ func intParam(q url.Values, name string, def, most int) (int, error) {
 	return n, nil
 }
 
-// listParam reads a comma list whose items must be among allowed; def when
-// absent.
-func listParam(q url.Values, name string, allowed, def []string) ([]string, error) {
-	s := q.Get(name)
-	if s == "" {
-		return def, nil
-	}
-	var out []string
-	for _, v := range strings.Split(s, ",") {
-		v = strings.TrimSpace(v)
-		ok := false
-		for _, a := range allowed {
-			ok = ok || a == v
-		}
-		if !ok {
-			return nil, fmt.Errorf("%s: %q is not one of %s", name, v, strings.Join(allowed, ", "))
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 // boolParam reads true/false (any case); def when absent.
 func boolParam(q url.Values, name string, def bool) (bool, error) {
 	s := q.Get(name)
