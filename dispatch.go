@@ -14,7 +14,6 @@ import (
 	"github.com/fanout/fanout/internal/awswire"
 	"github.com/fanout/fanout/internal/id"
 	"github.com/fanout/fanout/internal/sigv4"
-	snsapi "github.com/fanout/fanout/sns/api"
 	sqsapi "github.com/fanout/fanout/sqs/api"
 )
 
@@ -37,14 +36,13 @@ const (
 // POST of a form, unless allowUnsigned. With a verifier, every call's
 // signature is checked against its keys.
 type dispatcher struct {
-	sqs           *sqsapi.Handler
-	sns           *snsapi.Handler
+	ns            *namespaces
 	allowUnsigned bool
 	verifier      *sigv4.Verifier
 }
 
-func newDispatcher(s *sqsapi.Handler, n *snsapi.Handler) *dispatcher {
-	return &dispatcher{sqs: s, sns: n}
+func newDispatcher(ns *namespaces) *dispatcher {
+	return &dispatcher{ns: ns}
 }
 
 var (
@@ -74,7 +72,8 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	svc := service(form.Get("Version"), r.Header.Get("Authorization"), action)
-	if e := d.checkQuery(r, body, svc); e != nil {
+	account, e := d.checkQuery(r, body, svc)
+	if e != nil {
 		if svc == "sns" {
 			writeSNSError(w, e)
 		} else {
@@ -82,12 +81,43 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	account, region := d.caller(r, account)
 	switch svc {
 	case "sns":
-		d.sns.ServeQuery(w, r, form)
+		d.snsNamespace(account, region, action, form).snsAPI.ServeQuery(w, r, form)
 	default:
-		d.sqs.ServeQuery(w, r, form)
+		d.sqsNamespace(account, region, action).sqsAPI.ServeQuery(w, r, form)
 	}
+}
+
+// sqsNamespace is the namespace an SQS call starts in: its caller's. A
+// queue URL or ARN of another namespace takes the handler there.
+func (d *dispatcher) sqsNamespace(account, region, action string) *namespace {
+	if action == "CreateQueue" {
+		return d.ns.get(account, region)
+	}
+	return d.ns.view(account, region)
+}
+
+// snsNamespace is the namespace of an SNS call: that of the topic or
+// subscription it names when that exists in the caller's region (a topic of
+// another account, which its policy may open to the caller), else the
+// caller's, whose engine answers for an ARN it does not hold as AWS does.
+func (d *dispatcher) snsNamespace(account, region, action string, form url.Values) *namespace {
+	if action == "CreateTopic" {
+		return d.ns.get(account, region)
+	}
+	for _, p := range [...]string{"TopicArn", "SubscriptionArn", "ResourceArn"} {
+		if v := form.Get(p); v != "" {
+			if r, a, _, ok := splitArn(v, "sns"); ok && r == region && a != account {
+				if ns := d.ns.lookup(a, r); ns != nil {
+					return ns
+				}
+			}
+			break
+		}
+	}
+	return d.ns.view(account, region)
 }
 
 func (d *dispatcher) serveJSON(w http.ResponseWriter, r *http.Request, target string) {
@@ -96,59 +126,107 @@ func (d *dispatcher) serveJSON(w http.ResponseWriter, r *http.Request, target st
 		awswire.WriteJSONError(w, id.UUID(), coralJSON, awserr.Kind{Code: "UnknownOperationException", Status: 400}.New(""))
 		return
 	}
+	account := ""
 	if d.verifier != nil {
 		body, err := readBody(w, r)
 		if err != nil {
 			awswire.WriteTooLarge(w, maxForm)
 			return
 		}
-		if e := d.verify(r, body, "sqs"); e != nil {
+		var e *awserr.Error
+		if account, e = d.verify(r, body, "sqs"); e != nil {
 			awswire.WriteJSONError(w, id.UUID(), coralJSON, e)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	d.sqs.ServeJSON(w, r, op)
+	account, region := d.caller(r, account)
+	d.sqsNamespace(account, region, op).sqsAPI.ServeJSON(w, r, op)
 }
 
 // checkQuery applies the browser rule and, with a verifier, checks the
-// signature of a Query call for service svc.
-func (d *dispatcher) checkQuery(r *http.Request, body []byte, svc string) *awserr.Error {
+// signature of a Query call for service svc, returning its key's account.
+func (d *dispatcher) checkQuery(r *http.Request, body []byte, svc string) (string, *awserr.Error) {
 	if d.verifier != nil {
 		// A valid signature cannot come from a page that lacks the secret,
 		// so a verified call may take any shape AWS accepts, GET included.
 		return d.verify(r, body, svc)
 	}
 	if d.allowUnsigned {
-		return nil
+		return "", nil
 	}
 	s, e := sigv4.Parse(r)
 	if e != nil {
-		return e
+		return "", e
 	}
 	if s == nil {
-		return sigv4.ErrMissing.New(sigv4.MissingMessage)
+		return "", sigv4.ErrMissing.New(sigv4.MissingMessage)
 	}
 	if r.Method != http.MethodPost {
-		return methodNotAllowed.New("The specified method is not allowed against this resource: fanout serves Query calls only as a POST of a form (application/x-www-form-urlencoded), which a web page cannot send with a signature. Start fanout with --allow-unsigned to allow %s.", r.Method)
+		return "", methodNotAllowed.New("The specified method is not allowed against this resource: fanout serves Query calls only as a POST of a form (application/x-www-form-urlencoded), which a web page cannot send with a signature. Start fanout with --allow-unsigned to allow %s.", r.Method)
 	}
 	if !isForm(r) {
-		return unsupportedMediaType.New("A Query call must be a POST with Content-Type application/x-www-form-urlencoded, not %q.", clip(r.Header.Get("Content-Type")))
+		return "", unsupportedMediaType.New("A Query call must be a POST with Content-Type application/x-www-form-urlencoded, not %q.", clip(r.Header.Get("Content-Type")))
 	}
-	return nil
+	return "", nil
 }
 
 // verify checks r's signature with the verifier: a signature is required.
-func (d *dispatcher) verify(r *http.Request, body []byte, services ...string) *awserr.Error {
+// It returns the account of the key that signed.
+func (d *dispatcher) verify(r *http.Request, body []byte, services ...string) (string, *awserr.Error) {
 	s, e := sigv4.Parse(r)
 	if e != nil {
-		return e
+		return "", e
 	}
 	if s == nil {
-		return sigv4.ErrMissing.New(sigv4.MissingMessage)
+		return "", sigv4.ErrMissing.New(sigv4.MissingMessage)
 	}
-	_, e = d.verifier.Verify(r, s, body, services...)
-	return e
+	k, e := d.verifier.Verify(r, s, body, services...)
+	return k.Account, e
+}
+
+// caller is the account and region a call's credentials name: the account
+// of the key that signed it (keyAccount, with --credentials), else its
+// access key id when that is 12 digits (LocalStack's convention), else the
+// default; the region of its SigV4 credential scope, else the default.
+func (d *dispatcher) caller(r *http.Request, keyAccount string) (account, region string) {
+	account, region = d.ns.def.account, d.ns.def.region
+	cred := ""
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		if i := strings.Index(auth, "Credential="); i >= 0 {
+			cred = auth[i+len("Credential="):]
+		}
+	} else if strings.Contains(r.URL.RawQuery, "X-Amz-Credential=") {
+		cred = r.URL.Query().Get("X-Amz-Credential")
+	}
+	// Credential=AKID/date/region/service/aws4_request
+	if key, rest, ok := strings.Cut(cred, "/"); ok {
+		if keyAccount == "" && isAccountID(key) {
+			account = key
+		}
+		if _, rest, ok = strings.Cut(rest, "/"); ok {
+			if reg, _, ok := strings.Cut(rest, "/"); ok && sqsapi.IsRegion(reg) {
+				region = reg
+			}
+		}
+	}
+	if keyAccount != "" {
+		account = keyAccount
+	}
+	return account, region
+}
+
+// isAccountID reports whether s is an AWS account id: 12 digits.
+func isAccountID(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // readForm reads a Query call's parameters: the URL's, and a form body's,

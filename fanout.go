@@ -26,7 +26,6 @@ import (
 	"github.com/fanout/fanout/sns"
 	snsapi "github.com/fanout/fanout/sns/api"
 	"github.com/fanout/fanout/sqs"
-	sqsapi "github.com/fanout/fanout/sqs/api"
 	"github.com/fanout/fanout/topology"
 )
 
@@ -113,8 +112,9 @@ type Credential struct {
 // Server is one fanout instance.
 type Server struct {
 	opts       Options
-	sqs        *sqs.Engine
+	sqs        *sqs.Engine // the default namespace's
 	sns        *sns.Engine
+	ns         *namespaces
 	signer     *signing.Signer
 	deliveries *delivery.Dispatcher
 	handler    http.Handler
@@ -154,25 +154,22 @@ func build(opts Options) (*Server, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts, started: time.Now()}
-	s.sqs = sqs.New(sqs.Options{
-		Clock: opts.Clock, Region: opts.Region, Account: opts.Account,
-		NoRecreateWait: opts.NoRecreateWait, NoPurgeWait: opts.NoPurgeWait,
-	})
 	s.signer = signing.New() // the RSA key is made when first needed (or by WarmUp)
 	allow, err := delivery.ParseEndpointAllow(strings.Join(opts.EndpointAllow, ","))
 	if err != nil {
 		return nil, fmt.Errorf("endpoint allow list: %w", err)
 	}
 	s.deliveries = delivery.New(delivery.Options{
-		Queues: delivery.SQS(s.sqs), Signer: s.signer,
+		Queues: queueRouter{s}, Signer: s.signer,
 		Links:           delivery.Links{Base: s.publicURL, CertFile: s.signer.CertFile},
 		EnforcePolicies: opts.EnforcePolicies, Clock: opts.Clock, Logger: opts.Logger,
 		Lambda: opts.Lambda, SMTP: opts.SMTP, InsecureEndpoints: opts.InsecureEndpoints, Timeout: opts.EndpointTimeout,
 		RecordBytes: opts.RecordBytes, Backlog: opts.DeliveryBacklog, EndpointAllow: allow, Self: s.selfAddrs,
 	})
-	s.sns = sns.New(sns.Options{Clock: opts.Clock, Region: opts.Region, Account: opts.Account, Deliverer: s.deliveries,
-		CheckEndpoint: s.deliveries.CheckEndpoint})
-	snsHandler := snsapi.New(s.sns, opts.Logger)
+	def := s.newNamespace(opts.Account, opts.Region)
+	s.ns = newNamespaces(def, s.newNamespace)
+	s.sqs, s.sns = def.sqs, def.sns
+	snsHandler := def.snsAPI
 	r := mux.NewRouter()
 	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, SNS: s.sns, Deliveries: s.deliveries, Pprof: opts.Pprof, Settle: s.deliveries.Settle, Pending: s.deliveries.Pending})
 	admin.TopologyRoutes(r, topology.Engines{SQS: s.sqs, SNS: s.sns})
@@ -180,7 +177,7 @@ func build(opts Options) (*Server, error) {
 	playground.Routes(r)
 	s.resetRoutes(r)
 	admin.Namespace(r) // unknown /_fanout/ paths: JSON 404; GET /_fanout/api
-	aws := newDispatcher(sqsapi.New(s.sqs, opts.Logger), snsHandler)
+	aws := newDispatcher(s.ns)
 	aws.allowUnsigned = opts.AllowUnsigned
 	if len(opts.Credentials) > 0 {
 		keys := make([]sigv4.Key, len(opts.Credentials))
@@ -209,7 +206,9 @@ func build(opts Options) (*Server, error) {
 }
 
 func (s *Server) closeEngines() {
-	s.sqs.Close()
+	for _, ns := range s.ns.all() {
+		ns.sqs.Close()
+	}
 	s.deliveries.Close()
 }
 
@@ -357,7 +356,9 @@ func (s *Server) URL() string { return "http://" + s.Addr() }
 // Close ends long polls (they return no messages) and stops serving,
 // waiting up to 2 seconds for requests in progress.
 func (s *Server) Close() error {
-	s.sqs.Close()
+	for _, ns := range s.ns.all() {
+		ns.sqs.Close()
+	}
 	s.deliveries.Close()
 	if s.http == nil {
 		return nil

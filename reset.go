@@ -17,10 +17,41 @@ import (
 //
 // POST /_fanout/reset and moto's POST /moto-api/reset call it.
 func (s *Server) Reset() error {
-	s.sns.Reset() // first, so no new delivery starts from an old subscription
+	all := s.ns.all()
+	for _, ns := range all {
+		ns.sns.Reset() // first, so no new delivery starts from an old subscription
+	}
 	s.deliveries.Reset()
-	s.sqs.Reset()
+	for _, ns := range all {
+		ns.sqs.Reset()
+	}
+	for _, ns := range s.ns.dropOthers() {
+		ns.sqs.Close()
+	}
 	return s.loadTopology()
+}
+
+// ResetAccount deletes the queues, topics and subscriptions of one account,
+// in every region, leaving the other accounts alone (a CI fleet sharing one
+// fanout gives each job an account). Deliveries already under way finish.
+// The topology is created again when account is the default one.
+func (s *Server) ResetAccount(account string) error {
+	var hit []*namespace
+	for _, ns := range s.ns.all() {
+		if ns.account == account {
+			hit = append(hit, ns)
+		}
+	}
+	for _, ns := range hit {
+		ns.sns.Reset()
+	}
+	for _, ns := range hit {
+		ns.sqs.Reset()
+	}
+	if account == s.opts.Account {
+		return s.loadTopology()
+	}
+	return nil
 }
 
 // resetPaths are the reset endpoints: fanout's, and moto's for users coming
@@ -38,14 +69,27 @@ func routedOutside(path string) bool { return strings.HasPrefix(path, "/moto-api
 
 func (s *Server) serveReset(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	if q := req.URL.Query(); len(q) > 0 {
+	if q := req.URL.Query(); len(q) == 1 && len(q["account"]) == 1 {
+		if !isAccountID(q.Get("account")) {
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "account must be 12 digits"})
+			return
+		}
+		if err := s.ResetAccount(q.Get("account")); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "reset, then creating the topology again: " + err.Error()})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok"})
+		return
+	} else if len(q) > 0 {
 		names := make([]string, 0, len(q))
 		for k := range q {
 			names = append(names, k)
 		}
 		sort.Strings(names)
 		w.WriteHeader(http.StatusBadRequest)
-		_ = json.NewEncoder(w).Encode(map[string]string{"error": "unknown parameter " + names[0] + ": a reset takes none"})
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": "unknown parameter " + names[0] + ": a reset takes only account"})
 		return
 	}
 	if err := s.Reset(); err != nil {

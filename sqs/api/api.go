@@ -34,6 +34,17 @@ const (
 type Handler struct {
 	engine *sqs.Engine
 	log    *slog.Logger
+	// lookup finds the engine of another account or region that a queue
+	// URL or ARN names; nil when no such engine exists.
+	lookup func(account, region string) *sqs.Engine
+}
+
+// WithLookup lets the handler serve queues of other accounts and regions
+// than its engine's: a queue URL or ARN naming one is served by the engine
+// lookup returns for it, and is QueueDoesNotExist when lookup returns nil.
+func (h *Handler) WithLookup(lookup func(account, region string) *sqs.Engine) *Handler {
+	h.lookup = lookup
+	return h
 }
 
 // New returns a handler for engine.
@@ -46,6 +57,9 @@ func New(engine *sqs.Engine, log *slog.Logger) *Handler {
 
 // request is one decoded call.
 type request struct {
+	// engine serves the call: the handler's, or that of the account and
+	// region its queue URL or ARN names.
+	engine   *sqs.Engine
 	ctx      context.Context
 	in       input
 	query    bool
@@ -125,7 +139,7 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 		h.fail(w, rid, false, op, err)
 		return
 	}
-	req := &request{ctx: r.Context(), in: in, host: r.Host, path: r.URL.Path, senderID: senderID(r)}
+	req := &request{engine: h.engine, ctx: r.Context(), in: in, host: r.Host, path: r.URL.Path, senderID: senderID(r)}
 	if awswire.Noting(w) {
 		awswire.NoteCall(w, "sqs", op, req.resource())
 	}
@@ -210,7 +224,7 @@ func (h *Handler) ServeQuery(w http.ResponseWriter, r *http.Request, params url.
 		h.fail(w, rid, true, op, sqs.ErrInvalidAction.New("The action %s is not valid for this endpoint.", op))
 		return
 	}
-	req := &request{ctx: r.Context(), in: queryInput{awswire.NewForm(params)}, query: true, host: r.Host, path: r.URL.Path, senderID: senderID(r)}
+	req := &request{engine: h.engine, ctx: r.Context(), in: queryInput{awswire.NewForm(params)}, query: true, host: r.Host, path: r.URL.Path, senderID: senderID(r)}
 	if awswire.Noting(w) {
 		awswire.NoteCall(w, "sqs", op, req.resource())
 	}

@@ -16,7 +16,10 @@ func (h *Handler) startMessageMoveTask(r *request) (reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	handle, err := h.engine.StartMoveTask(r.in.str("SourceArn"), r.in.str("DestinationArn"), rate)
+	if err := h.intoArn(r, r.in.str("SourceArn")); err != nil {
+		return nil, err
+	}
+	handle, err := r.engine.StartMoveTask(r.in.str("SourceArn"), r.in.str("DestinationArn"), rate)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +36,7 @@ func (r movedReply) xml(x *awswire.XMLWriter) {
 }
 
 func (h *Handler) cancelMessageMoveTask(r *request) (reply, error) {
-	n, err := h.engine.CancelMoveTask(r.in.str("TaskHandle"))
+	n, err := r.engine.CancelMoveTask(r.in.str("TaskHandle"))
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +93,10 @@ func (h *Handler) listMessageMoveTasks(r *request) (reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := h.engine.ListMoveTasks(r.in.str("SourceArn"), max)
+	if err := h.intoArn(r, r.in.str("SourceArn")); err != nil {
+		return nil, err
+	}
+	tasks, err := r.engine.ListMoveTasks(r.in.str("SourceArn"), max)
 	if err != nil {
 		return nil, err
 	}

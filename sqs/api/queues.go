@@ -17,7 +17,7 @@ func (h *Handler) queueURL(r *request, name string) string {
 	if host == "" {
 		host = "localhost:4566"
 	}
-	return "http://" + host + "/" + h.engine.Account() + "/" + name
+	return "http://" + host + "/" + r.engine.Account() + "/" + name
 }
 
 // queue resolves the QueueUrl parameter, or for the Query protocol a call
@@ -43,10 +43,92 @@ func (h *Handler) queue(r *request) (*sqs.Queue, error) {
 		return nil, sqs.ErrInvalidAddress.New("The address %s is not valid for this endpoint.", raw)
 	}
 	account, name := parts[len(parts)-2], parts[len(parts)-1]
-	if account != h.engine.Account() {
-		return nil, sqs.QueueDoesNotExist() // a queue of another account does not exist here
+	region := ""
+	if len(parts) >= 4 && parts[len(parts)-4] == "queue" {
+		region = parts[len(parts)-3] // LocalStack's path form: /queue/<region>/<account>/<name>
+	} else if raw != "" {
+		region = urlRegion(raw)
 	}
-	return h.engine.Queue(name)
+	if err := h.into(r, account, region); err != nil {
+		return nil, err
+	}
+	return r.engine.Queue(name)
+}
+
+// into points r at the engine of account and region (region "" is r's):
+// r's own, or with a lookup another one. A namespace with no engine has no
+// queues.
+func (h *Handler) into(r *request, account, region string) error {
+	if region == "" || h.lookup == nil {
+		region = r.engine.Region() // a single engine serves every region, as before namespaces
+	}
+	if account == r.engine.Account() && region == r.engine.Region() {
+		return nil
+	}
+	if h.lookup == nil {
+		return sqs.QueueDoesNotExist() // a queue of another account does not exist here
+	}
+	e := h.lookup(account, region)
+	if e == nil {
+		return sqs.QueueDoesNotExist()
+	}
+	r.engine = e
+	return nil
+}
+
+// intoArn points r at the engine of the account and region a queue ARN
+// names; a malformed ARN is left to the engine to refuse.
+func (h *Handler) intoArn(r *request, arn string) error {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "sqs" {
+		return nil
+	}
+	if err := h.into(r, parts[4], parts[3]); err != nil {
+		return sqs.ErrResourceNotFound.New("The resource that you specified for the SourceArn parameter doesn't exist.")
+	}
+	return nil
+}
+
+// urlRegion is the region a queue URL's host names: sqs.<region>.<domain>
+// (AWS's and LocalStack's standard form) or <region>.queue.<domain>
+// (LocalStack's domain form); "" for any other host.
+func urlRegion(raw string) string {
+	rest := raw
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	if i := strings.IndexAny(rest, "/:"); i >= 0 {
+		rest = rest[:i]
+	}
+	labels := strings.Split(rest, ".")
+	if len(labels) >= 3 && labels[0] == "sqs" && IsRegion(labels[1]) {
+		return labels[1]
+	}
+	if len(labels) >= 3 && labels[1] == "queue" && IsRegion(labels[0]) {
+		return labels[0]
+	}
+	return ""
+}
+
+// IsRegion reports whether s has the shape of an AWS region name:
+// letters, dashes, a final number (us-east-1, us-gov-west-1, eu-central-2).
+func IsRegion(s string) bool {
+	parts := strings.Split(s, "-")
+	if len(s) > 32 || len(parts) < 3 {
+		return false
+	}
+	for i, p := range parts {
+		if p == "" {
+			return false
+		}
+		for _, c := range []byte(p) {
+			digit := c >= '0' && c <= '9'
+			if i == len(parts)-1 && !digit || i < len(parts)-1 && !(c >= 'a' && c <= 'z') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // urlPath returns the path of a queue URL. http(s)://host/path, the shape
@@ -79,7 +161,7 @@ func (h *Handler) createQueue(r *request) (reply, error) {
 	name := r.in.str("QueueName")
 	attrs := r.in.strMap("Attributes", "Attribute", "Name", "Value")
 	tags := r.in.strMap("tags", "Tag", "Key", "Value")
-	q, err := h.engine.CreateQueue(name, attrs, tags)
+	q, err := r.engine.CreateQueue(name, attrs, tags)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +173,7 @@ func (h *Handler) deleteQueue(r *request) (reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, h.engine.DeleteQueue(q.Name())
+	return nil, r.engine.DeleteQueue(q.Name())
 }
 
 func (h *Handler) getQueueURL(r *request) (reply, error) {
@@ -99,10 +181,12 @@ func (h *Handler) getQueueURL(r *request) (reply, error) {
 	if name == "" {
 		return nil, sqs.ErrMissingParameter.New("The request must contain the parameter QueueName.")
 	}
-	if owner := r.in.str("QueueOwnerAWSAccountId"); owner != "" && owner != h.engine.Account() {
-		return nil, sqs.QueueDoesNotExist()
+	if owner := r.in.str("QueueOwnerAWSAccountId"); owner != "" {
+		if err := h.into(r, owner, ""); err != nil {
+			return nil, err
+		}
 	}
-	q, err := h.engine.Queue(name)
+	q, err := r.engine.Queue(name)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +252,7 @@ func page(names []string, r *request) ([]string, string, error) {
 }
 
 func (h *Handler) listQueues(r *request) (reply, error) {
-	names, next, err := page(h.engine.ListQueues(r.in.str("QueueNamePrefix")), r)
+	names, next, err := page(r.engine.ListQueues(r.in.str("QueueNamePrefix")), r)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +268,7 @@ func (h *Handler) listDeadLetterSourceQueues(r *request) (reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	all, err := h.engine.DeadLetterSourceQueues(q.Name())
+	all, err := r.engine.DeadLetterSourceQueues(q.Name())
 	if err != nil {
 		return nil, err
 	}

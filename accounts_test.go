@@ -1,0 +1,266 @@
+package fanout_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/fanout/fanout"
+	"github.com/fanout/fanout/internal/sdktest"
+)
+
+// nsClients are SDK clients signing with an access key id and a region:
+// a 12-digit key id names the account, as with LocalStack.
+type nsClients struct {
+	sqs *sqs.Client
+	sns *sns.Client
+}
+
+func clientsAs(s *fanout.Server, key, region string) nsClients {
+	cfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(key, "secret", ""), HTTPClient: sdktest.HTTPClient()}
+	return nsClients{
+		sqs: sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(s.URL()) }),
+		sns: sns.NewFromConfig(cfg, func(o *sns.Options) { o.BaseEndpoint = aws.String(s.URL()) }),
+	}
+}
+
+func startServer(t *testing.T, opts fanout.Options) *fanout.Server {
+	t.Helper()
+	s, err := fanout.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func errCode(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+func queueArn(t *testing.T, c *sqs.Client, url string) string {
+	t.Helper()
+	a, err := c.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &url, AttributeNames: []sqstypes.QueueAttributeName{"QueueArn"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.Attributes["QueueArn"]
+}
+
+// TestAccountsAndRegionsAreNamespaces: the same queue and topic names in
+// two accounts and two regions are four queues and four topics, each URL
+// and ARN naming its own account and region; a default-key client sees
+// only the default namespace.
+func TestAccountsAndRegionsAreNamespaces(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := startServer(t, fanout.Options{})
+	type ns struct{ key, account, region string }
+	all := []ns{
+		{"111111111111", "111111111111", "us-east-1"},
+		{"111111111111", "111111111111", "eu-west-1"},
+		{"222222222222", "222222222222", "eu-west-1"},
+		{"test", "000000000000", "ap-south-1"},
+	}
+	urls := map[ns]string{}
+	for _, n := range all {
+		c := clientsAs(s, n.key, n.region)
+		q, err := c.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("orders")})
+		if err != nil {
+			t.Fatal(n, err)
+		}
+		if !strings.HasSuffix(*q.QueueUrl, "/"+n.account+"/orders") {
+			t.Errorf("%v: queue URL %s", n, *q.QueueUrl)
+		}
+		urls[n] = *q.QueueUrl
+		if arn := queueArn(t, c.sqs, *q.QueueUrl); arn != "arn:aws:sqs:"+n.region+":"+n.account+":orders" {
+			t.Errorf("%v: queue ARN %s", n, arn)
+		}
+		tp, err := c.sns.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("events")})
+		if err != nil {
+			t.Fatal(n, err)
+		}
+		if *tp.TopicArn != "arn:aws:sns:"+n.region+":"+n.account+":events" {
+			t.Errorf("%v: topic ARN %s", n, *tp.TopicArn)
+		}
+		if _, err := c.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(n.account + "/" + n.region)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range all {
+		c := clientsAs(s, n.key, n.region)
+		out, err := c.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(urls[n]), MaxNumberOfMessages: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Messages) != 1 || *out.Messages[0].Body != n.account+"/"+n.region {
+			t.Errorf("%v: received %d messages", n, len(out.Messages))
+		}
+		topics, err := c.sns.ListTopics(ctx, &sns.ListTopicsInput{})
+		if err != nil || len(topics.Topics) != 1 {
+			t.Errorf("%v: %d topics, %v", n, len(topics.Topics), err)
+		}
+	}
+	// The default namespace has none of them; an unused one is empty.
+	def := clientsAs(s, "test", "us-east-1")
+	if l, err := def.sqs.ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil || len(l.QueueUrls) != 0 {
+		t.Errorf("default namespace lists %v, %v", l.QueueUrls, err)
+	}
+	if l, err := clientsAs(s, "333333333333", "us-west-2").sns.ListTopics(ctx, &sns.ListTopicsInput{}); err != nil || len(l.Topics) != 0 {
+		t.Errorf("unused namespace lists %v, %v", l.Topics, err)
+	}
+	// A queue URL names its account: another account's client reaches it
+	// by URL (policies aside); a URL of an account with no such queue is
+	// QueueDoesNotExist.
+	other := clientsAs(s, "222222222222", "us-east-1")
+	if _, err := other.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(urls[all[0]]), MessageBody: aws.String("x")}); err != nil {
+		t.Errorf("send by URL to another account's queue: %v", err)
+	}
+	_, err := other.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(s.URL() + "/999999999999/orders"), MessageBody: aws.String("x")})
+	if errCode(err) != "AWS.SimpleQueueService.NonExistentQueue" && errCode(err) != "QueueDoesNotExist" {
+		t.Errorf("queue of an unused account: %v", err)
+	}
+	// The queue URL's host names the region: sqs.<region>.<domain>.
+	hostURL := "http://sqs.eu-west-1.localhost.localstack.cloud:" + s.URL()[strings.LastIndexByte(s.URL(), ':')+1:] + "/222222222222/orders"
+	if _, err := other.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &hostURL}); err != nil {
+		t.Errorf("queue URL with the region in its host: %v", err)
+	}
+	// GetQueueUrl with QueueOwnerAWSAccountId.
+	g, err := other.sqs.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("orders"), QueueOwnerAWSAccountId: aws.String("111111111111")})
+	if err != nil || !strings.HasSuffix(*g.QueueUrl, "/111111111111/orders") {
+		t.Errorf("GetQueueUrl of another owner: %v %v", g, err)
+	}
+}
+
+// TestTopicDeliversAcrossAccountsAndRegions: a topic in one account and
+// region delivers to a queue of another, as on AWS; subscribing a queue ARN
+// of a namespace where nothing exists is refused at Subscribe.
+func TestTopicDeliversAcrossAccountsAndRegions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := startServer(t, fanout.Options{})
+	pub := clientsAs(s, "111111111111", "us-east-1")
+	sub := clientsAs(s, "222222222222", "eu-west-1")
+	q, err := sub.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("inbox")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := queueArn(t, sub.sqs, *q.QueueUrl)
+	tp, err := pub.sns.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("events")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.sns.Subscribe(ctx, &sns.SubscribeInput{TopicArn: tp.TopicArn, Protocol: aws.String("sqs"), Endpoint: &arn,
+		Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.sns.Publish(ctx, &sns.PublishInput{TopicArn: tp.TopicArn, Message: aws.String("hello")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Deliveries().Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := sub.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl})
+	if err != nil || len(out.Messages) != 1 || *out.Messages[0].Body != "hello" {
+		t.Fatalf("received %v, %v", out, err)
+	}
+	// The case: an eu-west-1 ARN where every queue is in us-east-1.
+	_, err = pub.sns.Subscribe(ctx, &sns.SubscribeInput{TopicArn: tp.TopicArn, Protocol: aws.String("sqs"),
+		Endpoint: aws.String("arn:aws:sqs:eu-west-1:111111111111:inbox")})
+	if errCode(err) != "InvalidParameter" || !strings.Contains(err.Error(), "no queue exists in account 111111111111, region eu-west-1") {
+		t.Errorf("subscribe to an unused namespace's queue: %v", err)
+	}
+	// A topic ARN of another region than the call's is InvalidParameter.
+	_, err = sub.sns.Publish(ctx, &sns.PublishInput{TopicArn: tp.TopicArn, Message: aws.String("x")})
+	if errCode(err) != "InvalidParameter" {
+		t.Errorf("publish to a topic of another region: %v", err)
+	}
+}
+
+// TestResetAccount: POST /_fanout/reset?account= empties one account only.
+func TestResetAccount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := startServer(t, fanout.Options{})
+	a, b := clientsAs(s, "111111111111", "us-east-1"), clientsAs(s, "222222222222", "us-east-1")
+	for _, c := range []nsClients{a, b} {
+		if _, err := c.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("q")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := http.Post(s.URL()+"/_fanout/reset?account=111111111111", "", nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("reset: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if l, _ := a.sqs.ListQueues(ctx, &sqs.ListQueuesInput{}); len(l.QueueUrls) != 0 {
+		t.Errorf("account reset kept %v", l.QueueUrls)
+	}
+	if l, _ := b.sqs.ListQueues(ctx, &sqs.ListQueuesInput{}); len(l.QueueUrls) != 1 {
+		t.Errorf("other account lost its queue: %v", l.QueueUrls)
+	}
+	if resp, _ := http.Post(s.URL()+"/_fanout/reset?account=12", "", nil); resp == nil || resp.StatusCode != 400 {
+		t.Errorf("bad account: %v", resp)
+	}
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := b.sqs.ListQueues(ctx, &sqs.ListQueuesInput{}); len(l.QueueUrls) != 0 {
+		t.Errorf("full reset kept %v", l.QueueUrls)
+	}
+}
+
+// TestAccountsWithTheCLI: Debian's AWS CLI (SQS over Query) with
+// --region eu-west-1 and a 12-digit access key gets that region and
+// account in its queue's ARN, and SNS's topic ARN likewise.
+func TestAccountsWithTheCLI(t *testing.T) {
+	t.Parallel()
+	const cli = "/usr/bin/aws"
+	if _, err := os.Stat(cli); err != nil {
+		if os.Getenv("FANOUT_REQUIRE_CLI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip("/usr/bin/aws (Debian's awscli package) is not installed")
+	}
+	s := startServer(t, fanout.Options{})
+	home := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(cli, append([]string{"--endpoint-url", s.URL(), "--region", "eu-west-1", "--output", "text"}, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+home, "AWS_ACCESS_KEY_ID=123456789012", "AWS_SECRET_ACCESS_KEY=x",
+			"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_MAX_ATTEMPTS=1", "AWS_PAGER=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	url := run("sqs", "create-queue", "--queue-name", "cli")
+	if !strings.HasSuffix(url, "/123456789012/cli") {
+		t.Errorf("queue URL %s", url)
+	}
+	if arn := run("sqs", "get-queue-attributes", "--queue-url", url, "--attribute-names", "QueueArn", "--query", "Attributes.QueueArn"); arn != "arn:aws:sqs:eu-west-1:123456789012:cli" {
+		t.Errorf("queue ARN %s", arn)
+	}
+	if arn := run("sns", "create-topic", "--name", "cli"); arn != "arn:aws:sns:eu-west-1:123456789012:cli" {
+		t.Errorf("topic ARN %s", arn)
+	}
+	if got := s.SQS().ListQueues(""); len(got) != 0 {
+		t.Errorf("the default namespace has %v", got)
+	}
+}
