@@ -29,7 +29,7 @@ func TestScenariosAgainstFanout(t *testing.T) {
 	raw := &rawClient{hc: newHTTPClient(cfg.clients), endpoint: srv.URL()}
 	var results []*result
 	for i, v := range cfg.variants() {
-		e := &env{cfg: cfg, tgt: tgt, kind: kindHTTP, dp: raw, ctl: sdk, fill: raw,
+		e := &env{cfg: cfg, tgt: tgt, kind: kindHTTP, dp: raw, ctl: sdk, fill: raw, size: v.size,
 			prefix: "t" + string(rune('a'+i)) + "-" + queueSafe(v.name), param: v.param, sinkFail: v.fail}
 		res, err := runOne(ctx, v, e)
 		if err != nil {
@@ -66,7 +66,38 @@ func TestScenariosAgainstFanout(t *testing.T) {
 	}
 	// One target and round still gets the filtered/unfiltered comparison.
 	costs := filterCosts(summarize(results, []string{srv.URL()}))
-	if len(costs) != 1 || costs[0].Filtered != "publish-filtered/filtered=12" || costs[0].CallsRatio <= 0 {
+	if len(costs) != 1 || costs[0].Filtered != "publish-filtered/filtered=12/256B" || costs[0].CallsRatio <= 0 {
 		t.Errorf("filter costs %+v", costs)
+	}
+}
+
+// TestFillAgainstFanout runs the fill scenario with short windows against an
+// in-process fanout serving its runtime metrics: every window has a rate,
+// the depth grows, and the GC share is reported.
+func TestFillAgainstFanout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts fanout")
+	}
+	ctx := context.Background()
+	srv, err := fanout.Start(ctx, fanout.Options{NoRecreateWait: true, Pprof: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cfg := &config{clients: 2, duration: time.Second, warmup: 20 * time.Millisecond, size: 64,
+		fillFor: 600 * time.Millisecond, fillWin: 200 * time.Millisecond, scenarios: []string{"fill"}}
+	tgt := &target{name: srv.URL(), endpoint: srv.URL()}
+	sdk := newSDKClient(srv.URL(), newSDKHTTPClient(cfg.clients))
+	raw := &rawClient{hc: newHTTPClient(cfg.clients), endpoint: srv.URL()}
+	v := cfg.variants()[0]
+	e := &env{cfg: cfg, tgt: tgt, kind: kindHTTP, dp: raw, ctl: sdk, fill: raw, size: v.size, prefix: "fill"}
+	res, err := runOne(ctx, v, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	if n := strings.Count(notes, "fill window"); n < 2 || !strings.Contains(notes, "GC") ||
+		!strings.Contains(notes, "last window / first") || strings.Contains(notes, "depth ?") {
+		t.Fatalf("notes:\n%s", notes)
 	}
 }

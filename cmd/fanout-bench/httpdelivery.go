@@ -63,7 +63,7 @@ func prepareHTTPDelivery(raw bool) func(ctx context.Context, e *env) (*workload,
 			s.url, raw, e.cfg.window, e.sinkFail))
 
 		var waits atomic.Int64 // publishes that found the window full
-		pad := payload(e.cfg.size)
+		pad := payload(e.size)
 		wl := &workload{}
 		wl.step = func(ctx context.Context, w *worker) error {
 			if len(s.slots) == cap(s.slots) && w.ph.timed {

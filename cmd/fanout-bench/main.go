@@ -1,7 +1,8 @@
 // Command fanout-bench is a load tool for fanout, the SNS/SQS emulator.
 //
-// It runs named scenarios (send, send-batch, drain, fifo-send-receive,
-// publish, publish-filtered, http-delivery, http-delivery-signed) with N
+// It runs named scenarios (send, send-batch, fill, drain, fifo-send-receive,
+// publish, publish-filtered, http-delivery, http-delivery-signed), each once
+// per body size of --body-sizes (64 and 1024 bytes by default), with N
 // concurrent clients for a fixed time against the fanout server, a null
 // server that answers with canned responses and stores nothing, or both
 // alternately, and reports calls/s, messages/s, p50/p99 latency, errors and
@@ -14,6 +15,8 @@
 //	go run ./cmd/fanout-bench --scenario publish --subs 1,3,10 --target null
 //	go run ./cmd/fanout-bench --scenario drain --queued 1000000 --client http
 //	go run ./cmd/fanout-bench --target http://127.0.0.1:4566 --json > out.json
+//	go run ./cmd/fanout-bench --target fanout,null,hello --client http --scenario send-batch
+//	go run ./cmd/fanout-bench --scenario fill --client http --fill-duration 60s
 //
 // Issue 7's measurements:
 //
@@ -91,7 +94,10 @@ type config struct {
 	clients     int
 	duration    time.Duration
 	warmup      time.Duration
-	size        int
+	size        int           // --size: the body of --memory, --soak and http-delivery
+	sizes       []int         // --body-sizes: every scenario runs once per size
+	fillFor     time.Duration // the fill scenario's timed phase
+	fillWin     time.Duration // its window; 0 is 5 s (tests shorten it)
 	queued      int
 	groups      []int
 	subs        []int
@@ -101,6 +107,7 @@ type config struct {
 	hanging     int         // http-delivery: subscriptions whose endpoints never answer
 	memory      int         // --memory: messages to pre-fill; 0 runs the scenarios
 	soak        soakOptions // --soak: its duration; 0 runs the scenarios
+	hello       bool        // internal: --serve-null runs the hello handler instead
 	rounds      int
 	fanoutBin   string
 	json        bool
@@ -117,7 +124,7 @@ func main() {
 		os.Exit(2)
 	}
 	if serveAddr != "" {
-		if err := serveNull(serveAddr, cfg.size); err != nil {
+		if err := serveNull(serveAddr, cfg.sizes, cfg.hello); err != nil {
 			fmt.Fprintln(os.Stderr, "fanout-bench: null server:", err)
 			os.Exit(1)
 		}
@@ -140,7 +147,9 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		clients = fs.Int("clients", 8, "concurrent clients")
 		dur     = fs.Duration("duration", 5*time.Second, "timed phase of each run")
 		warm    = fs.Duration("warmup", time.Second, "untimed warm-up before each timed phase")
-		size    = fs.Int("size", 1024, "message body size in bytes")
+		size    = fs.Int("size", 1024, "message body size in bytes for --memory and --soak; given without --body-sizes, also the only body size of the scenarios")
+		bsizes  = fs.String("body-sizes", "64,1024", "comma list of message body sizes in bytes; every scenario runs once per size")
+		fillFor = fs.Duration("fill-duration", time.Minute, "timed phase of the fill scenario (its windows are 5 s)")
 		queued  = fs.Int("queued", 100000, "messages pre-filled for drain (also the most it drains)")
 		groups  = fs.String("groups", "1000", "comma list of FIFO message-group counts for fifo-send-receive (e.g. 1,1000)")
 		subs    = fs.String("subs", "3", "comma list of SQS subscription counts for publish (e.g. 1,3,10)")
@@ -158,6 +167,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		asJSON  = fs.Bool("json", false, "print results as JSON on stdout (the text report moves to stderr)")
 	)
 	fs.StringVar(serveAddr, "serve-null", "", "internal: run the null server on this address")
+	hello := fs.Bool("serve-hello", false, "internal: with --serve-null, run the hello handler")
 	fs.Usage = func() { usage(fs) }
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -165,8 +175,12 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	clientsGiven := false
-	fs.Visit(func(f *flag.Flag) { clientsGiven = clientsGiven || f.Name == "clients" })
+	clientsGiven, sizeGiven, sizesGiven := false, false, false
+	fs.Visit(func(f *flag.Flag) {
+		clientsGiven = clientsGiven || f.Name == "clients"
+		sizeGiven = sizeGiven || f.Name == "size"
+		sizesGiven = sizesGiven || f.Name == "body-sizes"
+	})
 	if *soakD > 0 && !clientsGiven {
 		*clients = 64
 	}
@@ -176,6 +190,8 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		duration:  *dur,
 		warmup:    *warm,
 		size:      *size,
+		fillFor:   *fillFor,
+		hello:     *hello,
 		queued:    *queued,
 		rounds:    *rounds,
 		window:    *window,
@@ -215,6 +231,14 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		}
 	}
 	var err error
+	if sizeGiven && !sizesGiven {
+		cfg.sizes = []int{*size}
+	} else if cfg.sizes, err = intList("body-sizes", *bsizes); err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(cfg.sizes, func(n int) bool { return n > 256*1024 }) {
+		return nil, errors.New("--body-sizes: each must be 1..262144")
+	}
 	if cfg.groups, err = intList("groups", *groups); err != nil {
 		return nil, err
 	}
@@ -235,6 +259,8 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		return nil, errors.New("--clients must be 1..1024")
 	case cfg.duration <= 0 || cfg.duration > time.Hour:
 		return nil, errors.New("--duration must be in (0, 1h]")
+	case cfg.fillFor < defaultFillWindow || cfg.fillFor > time.Hour:
+		return nil, errors.New("--fill-duration must be in [5s, 1h]")
 	case cfg.warmup < 0 || cfg.warmup > 10*time.Minute:
 		return nil, errors.New("--warmup must be in [0, 10m]")
 	case cfg.size < 1 || cfg.size > 256*1024:
@@ -328,8 +354,27 @@ func floatList(name, s string) ([]float64, error) {
 	return out, nil
 }
 
-// variants expands the chosen scenarios over their parameter lists.
+// variants expands the chosen scenarios over their parameter lists and
+// the body sizes; a variant's name ends in its size, e.g. send-batch/64B.
 func (cfg *config) variants() []variant {
+	sizes := cfg.sizes
+	if len(sizes) == 0 {
+		sizes = []int{cfg.size}
+	}
+	var out []variant
+	for _, v := range cfg.paramVariants() {
+		for _, n := range sizes {
+			sv := v
+			sv.size = n
+			sv.name = fmt.Sprintf("%s/%dB", v.name, n)
+			out = append(out, sv)
+		}
+	}
+	return out
+}
+
+// paramVariants expands the chosen scenarios over their parameter lists.
+func (cfg *config) paramVariants() []variant {
 	var out []variant
 	for _, name := range cfg.scenarios {
 		sc := findScenario(name)
@@ -407,7 +452,7 @@ func run(ctx context.Context, cfg *config) error {
 	}()
 	clients := map[*target]*clientSet{}
 	for _, name := range cfg.targets {
-		t, err := startTarget(ctx, name, bin, cfg.size)
+		t, err := startTarget(ctx, name, bin, cfg.sizes)
 		if err != nil {
 			return err
 		}
@@ -426,8 +471,8 @@ func run(ctx context.Context, cfg *config) error {
 		fmt.Fprintf(os.Stderr, "target %s at %s (pid %d)\n", t.name, t.endpoint, t.pid())
 	}
 
-	fmt.Fprintf(report, "%d clients, %v timed + %v warm-up per run, %d-byte bodies, %d round(s)\n",
-		cfg.clients, cfg.duration, cfg.warmup, cfg.size, cfg.rounds)
+	fmt.Fprintf(report, "%d clients, %v timed + %v warm-up per run, bodies of %v bytes, %d round(s)\n",
+		cfg.clients, cfg.duration, cfg.warmup, cfg.sizes, cfg.rounds)
 	printHeader(report)
 	var results []*result
 	runID := strconv.FormatInt(time.Now().UnixNano()%(1<<40), 36)
@@ -457,6 +502,7 @@ func run(ctx context.Context, cfg *config) error {
 						fill:     cs.fill,
 						prefix:   fmt.Sprintf("fb-%s-%d-%s", runID, seq, queueSafe(v.name)),
 						param:    v.param,
+						size:     v.size,
 						sinkFail: v.fail,
 					}
 					res, err := runOne(ctx, v, e)

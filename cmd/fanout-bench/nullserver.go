@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -14,6 +15,8 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -61,9 +64,13 @@ func md5Hex(s string) string {
 }
 
 // nullHandler returns the null server's http.Handler; received messages
-// have bodies of bodySize bytes.
-func nullHandler(bodySize int) http.Handler {
-	canned := cannedReceives(bodySize)
+// have bodies of the first of sizes bytes, or of the size a queue's name
+// ends in (the tool names queues after variants, e.g. ...-send-batch-64B).
+func nullHandler(sizes []int) http.Handler {
+	canned := make([]sizedReceives, len(sizes))
+	for i, n := range sizes {
+		canned[i] = sizedReceives{tag: "-" + strconv.Itoa(n) + "B", replies: cannedReceives(n)}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == "/_fanout/health" {
 			w.WriteHeader(http.StatusOK)
@@ -73,7 +80,9 @@ func nullHandler(bodySize int) http.Handler {
 			http.Error(w, "POST only", http.StatusMethodNotAllowed)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes))
+		buf := getBuf()
+		defer putBuf(buf)
+		body, err := readBody(r, buf)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -96,8 +105,92 @@ func nullHandler(bodySize int) http.Handler {
 	})
 }
 
+// sizedReceives is the canned ReceiveMessage replies for one body size and
+// the queue-name tag that selects them.
+type sizedReceives struct {
+	tag     string
+	replies *[11][]byte
+}
+
+// helloHandler is the floor under the null server: it reads the body and
+// answers 200 with a constant reply shaped like a 10-entry
+// SendMessageBatch success, so the client parses as much as from the null
+// server and the difference is the null server's own work (parsing, MD5s,
+// ids). A null server close to it in throughput does little beyond what any
+// handler must.
+func helloHandler() http.Handler {
+	reply := []byte(`{"Successful":[`)
+	for i := range 10 {
+		if i > 0 {
+			reply = append(reply, ',')
+		}
+		reply = fmt.Appendf(reply, `{"Id":"%d","MessageId":"%s","MD5OfMessageBody":"%032x"}`, i, nullMessageID, i)
+	}
+	reply = append(reply, `],"Failed":[]}`...)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		buf := getBuf()
+		_, err := readBody(r, buf)
+		putBuf(buf)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header()["Content-Type"] = hdrJSON
+		w.Write(reply)
+	})
+}
+
+// Request and reply buffers are pooled: the null server should allocate
+// little more than net/http itself does.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+func getBuf() *[]byte  { return bufPool.Get().(*[]byte) }
+func putBuf(b *[]byte) { *b = (*b)[:0]; bufPool.Put(b) }
+
+// readBody reads the request body into *buf (growing it as needed).
+func readBody(r *http.Request, buf *[]byte) ([]byte, error) {
+	b := *buf
+	if n := r.ContentLength; n > maxBodyBytes {
+		return nil, errors.New("request too large")
+	} else if n > int64(cap(b)) {
+		b = make([]byte, 0, n)
+	}
+	for {
+		if len(b) == cap(b) {
+			if len(b) >= maxBodyBytes {
+				return nil, errors.New("request too large")
+			}
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	*buf = b
+	return b, nil
+}
+
+// nullIDs makes distinct, well-formed message ids from a counter: as much
+// work per message as an id needs, no more.
+var nullIDs atomic.Uint64
+
+func appendNullID(out []byte) []byte {
+	const hexdig = "0123456789abcdef"
+	n := nullIDs.Add(1)
+	out = append(out, "00000000-0000-4000-8000-"...)
+	for shift := 44; shift >= 0; shift -= 4 {
+		out = append(out, hexdig[n>>uint(shift)&0xf])
+	}
+	return out
+}
+
 // nullSQS answers one SQS JSON 1.0 call.
-func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte, canned *[11][]byte) {
+func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte, canned []sizedReceives) {
 	// Raw JSON tokens of the members the responses need.
 	var (
 		queueURL, queueName, msgBody, maxMsgs []byte
@@ -135,11 +228,16 @@ func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte,
 		sqsError(w, "InvalidParameterValue", err.Error())
 		return
 	}
-	out := make([]byte, 0, 256)
+	ob := getBuf()
+	defer putBuf(ob)
+	out := *ob
+	defer func() { *ob = out }()
 	ok := true
 	switch action {
 	case "SendMessage":
-		out = append(out, `{"MessageId":"`+nullMessageID+`","MD5OfMessageBody":"`...)
+		out = append(out, `{"MessageId":"`...)
+		out = appendNullID(out)
+		out = append(out, `","MD5OfMessageBody":"`...)
 		out, ok = appendMD5OfJSONString(out, msgBody)
 		out = append(out, `"}`...)
 	case "SendMessageBatch":
@@ -150,7 +248,9 @@ func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte,
 			}
 			out = append(out, `{"Id":`...)
 			out = append(out, e.id...) // already a JSON string token
-			out = append(out, `,"MessageId":"`+nullMessageID+`","MD5OfMessageBody":"`...)
+			out = append(out, `,"MessageId":"`...)
+			out = appendNullID(out)
+			out = append(out, `","MD5OfMessageBody":"`...)
 			if out, ok = appendMD5OfJSONString(out, e.body); !ok {
 				break
 			}
@@ -162,7 +262,16 @@ func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte,
 		if err != nil || n < 1 || n > 10 {
 			n = 1 // the SQS default
 		}
-		out = canned[n]
+		replies := canned[0].replies
+		for _, c := range canned[1:] {
+			if bytes.Contains(queueURL, []byte(c.tag)) {
+				replies = c.replies
+			}
+		}
+		// The canned reply is shared: written as is, never pooled.
+		w.Header()["Content-Type"] = hdrJSON
+		w.Write(replies[n])
+		return
 	case "DeleteMessageBatch", "ChangeMessageVisibilityBatch":
 		out = append(out, `{"Successful":[`...)
 		for i, e := range entries {
@@ -317,12 +426,16 @@ func unhex(c byte) int {
 // serveNull runs the null server on addr until SIGTERM or SIGINT. It is the
 // hidden --serve-null mode, so the null target is a subprocess exactly like
 // fanout and its CPU can be read the same way.
-func serveNull(addr string, bodySize int) error {
+func serveNull(addr string, sizes []int, hello bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: nullHandler(bodySize), ReadHeaderTimeout: 10 * time.Second}
+	h := nullHandler(sizes)
+	if hello {
+		h = helloHandler()
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	errc := make(chan error, 1)

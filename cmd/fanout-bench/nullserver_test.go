@@ -17,7 +17,7 @@ import (
 
 func newNullServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(nullHandler(100))
+	srv := httptest.NewServer(nullHandler([]int{100}))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -86,7 +86,7 @@ func TestNullServerAcceptedBySDK(t *testing.T) {
 // TestSDKRejectsWrongMD5 shows the SDK's check is live, so the test above
 // means something: a response with a wrong digest must fail.
 func TestSDKRejectsWrongMD5(t *testing.T) {
-	inner := nullHandler(100)
+	inner := nullHandler([]int{100})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()
 		inner.ServeHTTP(rec, r)
@@ -189,7 +189,7 @@ func TestScenariosAgainstNull(t *testing.T) {
 			continue
 		}
 		for kind, dp := range map[string]dataPlane{kindSDK: sdk, kindHTTP: raw} {
-			e := &env{cfg: cfg, tgt: tgt, kind: kind, dp: dp, ctl: sdk, fill: raw, prefix: "t-" + queueSafe(v.name), param: v.param}
+			e := &env{cfg: cfg, tgt: tgt, kind: kind, dp: dp, ctl: sdk, fill: raw, prefix: "t-" + queueSafe(v.name), param: v.param, size: v.size}
 			res, err := runOne(context.Background(), v, e)
 			if err != nil {
 				t.Fatalf("%s/%s: %v", v.name, kind, err)
@@ -212,8 +212,8 @@ func TestScenariosAgainstNull(t *testing.T) {
 	for _, v := range cfg.variants() {
 		names = append(names, v.name)
 	}
-	want := "send send-batch drain fifo-send-receive/groups=1 fifo-send-receive/groups=7 publish/subs=2 " +
-		"publish-filtered/unfiltered publish-filtered/filtered=5 http-delivery http-delivery-signed"
+	want := "send/256B send-batch/256B fill/256B drain/256B fifo-send-receive/groups=1/256B fifo-send-receive/groups=7/256B " +
+		"publish/subs=2/256B publish-filtered/unfiltered/256B publish-filtered/filtered=5/256B http-delivery/256B http-delivery-signed/256B"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("variants\n got %s\nwant %s", got, want)
 	}
@@ -289,6 +289,46 @@ func TestScanJSON(t *testing.T) {
 	for _, good := range []string{`{}`, `[]`, ` {"a":[]} `, `"s"`, `1`} {
 		if err := scanJSON([]byte(good), nil, nil); err != nil {
 			t.Errorf("%q rejected: %v", good, err)
+		}
+	}
+}
+
+// TestHelloAndNullIDs checks the hello handler's reply satisfies the plain
+// client and the null server gives each message its own id.
+func TestHelloAndNullIDs(t *testing.T) {
+	hello := httptest.NewServer(helloHandler())
+	defer hello.Close()
+	ctx := context.Background()
+	es := batchOf(10, 64)
+	if err := (&rawClient{hc: newHTTPClient(1), endpoint: hello.URL}).sendMessageBatch(ctx, hello.URL+"/q", es); err != nil {
+		t.Fatalf("hello: %v", err)
+	}
+	srv := newNullServer(t)
+	body := `{"QueueUrl":"q","Entries":[{"Id":"a","MessageBody":"x"},{"Id":"b","MessageBody":"x"}]}`
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+	req.Header.Set("X-Amz-Target", "AmazonSQS.SendMessageBatch")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Successful []struct{ Id, MessageId, MD5OfMessageBody string } }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Successful) != 2 {
+		t.Fatalf("%v %+v", err, out)
+	}
+	a, b := out.Successful[0], out.Successful[1]
+	if a.MessageId == b.MessageId || len(a.MessageId) != 36 || a.MD5OfMessageBody != md5Hex("x") {
+		t.Errorf("entries %+v", out.Successful)
+	}
+}
+
+func TestCutSize(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"send/64B": {"send", "64B"}, "publish-filtered/filtered=5/1024B": {"publish-filtered/filtered=5", "1024B"},
+		"send": {"send", ""}, "a/xB": {"a/xB", ""},
+	} {
+		if b, s := cutSize(in); b != want[0] || s != want[1] {
+			t.Errorf("cutSize(%q) = %q, %q", in, b, s)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -208,6 +209,20 @@ func summarize(results []*result, targets []string) []summaryRow {
 				}
 			}
 		}
+		// The null server against the hello handler: how lean the ceiling is.
+		if n, ok := med["null"]; ok {
+			if h, ok := med["hello"]; ok {
+				rows = append(rows, summaryRow{k.scenario, k.client, k.op, "null/hello", 0, opFigures{
+					CallsPerSec:  ratio(n.CallsPerSec, h.CallsPerSec),
+					MsgsPerSec:   ratio(n.MsgsPerSec, h.MsgsPerSec),
+					P50us:        ratio(n.P50us, h.P50us),
+					P99us:        ratio(n.P99us, h.P99us),
+					SrvUsPerCall: ratio(n.SrvUsPerCall, h.SrvUsPerCall),
+					SrvUsPerMsg:  ratio(n.SrvUsPerMsg, h.SrvUsPerMsg),
+					CliUsPerCall: ratio(n.CliUsPerCall, h.CliUsPerCall),
+				}})
+			}
+		}
 		a, okA := med["fanout"]
 		b, okB := med["null"]
 		if okA && okB {
@@ -373,27 +388,29 @@ type filterCost struct {
 	P99Ratio         float64 `json:"p99_ratio"`
 }
 
-// filterCosts pairs each publish-filtered/filtered=N with publish-filtered/unfiltered.
+// filterCosts pairs each publish-filtered/filtered=N/<size>B with
+// publish-filtered/unfiltered/<size>B.
 func filterCosts(rows []summaryRow) []filterCost {
 	const base = "publish-filtered/unfiltered"
-	type key struct{ target, client string }
+	type key struct{ target, client, size string }
 	baseline := map[key]summaryRow{}
 	for _, r := range rows {
-		if r.Scenario == base && r.Op == "publish" {
-			baseline[key{r.Target, r.Client}] = r
+		if name, size := cutSize(r.Scenario); name == base && r.Op == "publish" {
+			baseline[key{r.Target, r.Client, size}] = r
 		}
 	}
 	var out []filterCost
 	for _, r := range rows {
-		if r.Op != "publish" || r.Scenario == base || !strings.HasPrefix(r.Scenario, "publish-filtered/") {
+		name, size := cutSize(r.Scenario)
+		if r.Op != "publish" || name == base || !strings.HasPrefix(name, "publish-filtered/") {
 			continue
 		}
-		b, ok := baseline[key{r.Target, r.Client}]
-		if !ok || r.Target == "fanout/null" || r.Target == "fanout-null" {
+		b, ok := baseline[key{r.Target, r.Client, size}]
+		if !ok || r.Target == "fanout/null" || r.Target == "fanout-null" || r.Target == "null/hello" {
 			continue
 		}
 		out = append(out, filterCost{
-			Target: r.Target, Client: r.Client, Filtered: r.Scenario, Baseline: base,
+			Target: r.Target, Client: r.Client, Filtered: r.Scenario, Baseline: b.Scenario,
 			CallsPerSec: r.CallsPerSec, BaseCallsPerSec: b.CallsPerSec,
 			SrvUsPerCall: r.SrvUsPerCall, BaseSrvUsPerCall: b.SrvUsPerCall,
 			P99us: r.P99us, BaseP99us: b.P99us,
@@ -403,6 +420,18 @@ func filterCosts(rows []summaryRow) []filterCost {
 		})
 	}
 	return out
+}
+
+// cutSize splits a variant name from its body-size suffix ("/64B").
+func cutSize(name string) (base, size string) {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 || !strings.HasSuffix(name, "B") {
+		return name, ""
+	}
+	if _, err := strconv.Atoi(name[i+1 : len(name)-1]); err != nil {
+		return name, ""
+	}
+	return name[:i], name[i+1:]
 }
 
 func printFilterCosts(w io.Writer, costs []filterCost) {

@@ -71,7 +71,7 @@ func TestFilterCosts(t *testing.T) {
 func TestNewFlags(t *testing.T) {
 	var serve string
 	cfg, err := parseFlags([]string{"--scenario", "publish-filtered,http-delivery-signed", "--filtered", "50,200",
-		"--sink-fail", "0,0.5", "--window", "64"}, &serve)
+		"--sink-fail", "0,0.5", "--window", "64", "--body-sizes", "64"}, &serve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestNewFlags(t *testing.T) {
 	for _, v := range cfg.variants() {
 		names = append(names, v.name)
 	}
-	want := "publish-filtered/unfiltered publish-filtered/filtered=50 publish-filtered/filtered=200 http-delivery-signed http-delivery-signed/fail=0.5"
+	want := "publish-filtered/unfiltered/64B publish-filtered/filtered=50/64B publish-filtered/filtered=200/64B http-delivery-signed/64B http-delivery-signed/fail=0.5/64B"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("variants\n got %s\nwant %s", got, want)
 	}

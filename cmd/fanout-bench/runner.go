@@ -25,6 +25,7 @@ type env struct {
 	fill   dataPlane  // untimed bulk pre-fill; the raw client, being fastest
 	prefix string     // unique resource-name prefix for this run
 	param  int        // variant parameter (--groups, --subs, --filtered), 0 if none
+	size   int        // the variant's message body size
 	// sinkFail is the variant's --sink-fail share.
 	sinkFail float64
 
@@ -38,6 +39,7 @@ type env struct {
 // receivers. Both run during the warm-up and again during the timed phase.
 type workload struct {
 	workers   int                                        // step goroutines; 0 means --clients
+	duration  time.Duration                              // timed phase; 0 means --duration
 	step      func(ctx context.Context, w *worker) error // one unit of work
 	receivers []func(ctx context.Context, w *worker)     // background goroutines, stopped at phase end
 	// finish, if set, runs after the timed phase and the server CPU
@@ -201,7 +203,11 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 		}
 	}
 	self0 := selfCPU()
-	stats, elapsed := runPhase(ctx, wl, e.cfg.clients, e.cfg.duration, true)
+	timed := e.cfg.duration
+	if wl.duration > 0 {
+		timed = wl.duration
+	}
+	stats, elapsed := runPhase(ctx, wl, e.cfg.clients, timed, true)
 	self1 := selfCPU()
 	cpu1 := time.Duration(-1)
 	if cpu0 >= 0 {
@@ -223,7 +229,7 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 		RSSAfter:  e.rssAfter,
 		Prefilled: e.prefilled,
 	}
-	if elapsed < e.cfg.duration*9/10 {
+	if elapsed < timed*9/10 {
 		res.Notes = append(res.Notes, fmt.Sprintf("timed phase ended after %.2fs: no work left", elapsed.Seconds()))
 	}
 	if cpu1 >= 0 {

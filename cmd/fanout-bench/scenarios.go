@@ -30,11 +30,15 @@ type scenario struct {
 var scenarios = []*scenario{
 	{
 		name: "send", primary: "send", prepare: prepareSend,
-		doc: "SendMessage of one --size body to a standard queue",
+		doc: "SendMessage of one body (each of --body-sizes) to a standard queue",
 	},
 	{
 		name: "send-batch", primary: "send-batch", prepare: prepareSendBatch,
-		doc: "SendMessageBatch of 10 --size bodies to a standard queue",
+		doc: "SendMessageBatch of 10 bodies to a standard queue",
+	},
+	{
+		name: "fill", primary: "send-batch", prepare: prepareFill,
+		doc: "SendMessageBatch of 10 bodies with no consumer for --fill-duration; notes give msgs/s per 5-second window, the queue depth and (fanout) the collector's share of fanout's CPU, and last window / first",
 	},
 	{
 		name: "drain", primary: "receive", prepare: prepareDrain,
@@ -79,6 +83,7 @@ type variant struct {
 	sc    *scenario
 	param int
 	fail  float64 // --sink-fail
+	size  int     // message body bytes
 }
 
 // newQueue creates a queue for this run and schedules its deletion.
@@ -143,7 +148,7 @@ func prepareSend(ctx context.Context, e *env) (*workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := entry{body: payload(e.cfg.size)}
+	m := entry{body: payload(e.size)}
 	return &workload{step: func(ctx context.Context, w *worker) error {
 		return w.do("send", func() (int, error) { return 1, e.dp.sendMessage(ctx, q, m) })
 	}}, nil
@@ -163,7 +168,7 @@ func prepareSendBatch(ctx context.Context, e *env) (*workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	es := batchOf(10, e.cfg.size)
+	es := batchOf(10, e.size)
 	return &workload{step: func(ctx context.Context, w *worker) error {
 		return w.do("send-batch", func() (int, error) { return len(es), e.dp.sendMessageBatch(ctx, q, es) })
 	}}, nil
@@ -228,7 +233,7 @@ func receipts(msgs []message) []string {
 // prefill puts n messages on q with batch sends from --clients goroutines,
 // untimed, printing progress for big fills.
 func prefill(ctx context.Context, e *env, q string, n int) error {
-	es := batchOf(10, e.cfg.size)
+	es := batchOf(10, e.size)
 	var next, done atomic.Int64
 	var firstErr error
 	var once sync.Once
@@ -352,7 +357,7 @@ func prepareFIFO(ctx context.Context, e *env) (*workload, error) {
 	groups := uint64(max(e.param, 1))
 	senders := max(1, e.cfg.clients/2)
 	receivers := max(1, e.cfg.clients-senders)
-	pad := payload(e.cfg.size)
+	pad := payload(e.size)
 	fs := newFeeds(1)
 	// Dedup ids must be unique across warm-up and timed phase, hence one
 	// counter for the whole run rather than per worker.
@@ -438,7 +443,7 @@ func publishWorkload(ctx context.Context, e *env, subs int, attrs *pubAttrs, sub
 	for range max(2, e.cfg.clients/2) {
 		wl.receivers = append(wl.receivers, func(ctx context.Context, w *worker) { receiveLoop(ctx, w, e.dp, sampled, fs[0]) })
 	}
-	pad := payload(e.cfg.size)
+	pad := payload(e.size)
 	wl.step = func(ctx context.Context, w *worker) error {
 		body := stampedBody(pad)
 		err := w.do("publish", func() (int, error) { return 1, e.dp.publish(ctx, topic, body, attrs) })

@@ -671,7 +671,7 @@ func runSoakCommand(ctx context.Context, cfg *config, bin string, w io.Writer) e
 		defer t.stop()
 		endpoint, pid = t.endpoint, t.pid()
 		fmt.Fprintf(os.Stderr, "target fanout at %s (pid %d)\n", endpoint, pid)
-	} else if _, err := startTarget(ctx, endpoint, "", 0); err != nil {
+	} else if _, err := startTarget(ctx, endpoint, "", nil); err != nil {
 		return err
 	}
 	probe := func(ctx context.Context) (int64, int) {

@@ -29,12 +29,13 @@ type target struct {
 }
 
 // startTarget launches the subprocess for name ("fanout" or "null") or wraps
-// a URL. bin is the fanout binary (built beforehand); size is the body size
-// of the null server's canned messages.
-func startTarget(ctx context.Context, name, bin string, size int) (*target, error) {
+// a URL. bin is the fanout binary (built beforehand); sizes are the body
+// sizes of the null server's canned messages. fanout runs with --pprof for
+// its /_fanout/debug/runtime metrics (the fill scenario's GC share).
+func startTarget(ctx context.Context, name, bin string, sizes []int) (*target, error) {
 	switch name {
 	case "fanout":
-		return startProcess(ctx, "fanout", bin, "--log-level", "error")
+		return startProcess(ctx, "fanout", bin, "--log-level", "error", "--pprof")
 	case "fanout-info":
 		// The default level: the request log runs and writes failed calls.
 		return startProcess(ctx, name, bin, "--log-level", "info")
@@ -48,7 +49,14 @@ func startTarget(ctx context.Context, name, bin string, size int) (*target, erro
 		if err != nil {
 			return nil, err
 		}
-		return startProcess(ctx, "null", self, "--size", strconv.Itoa(size), "--serve-null")
+		return startProcess(ctx, "null", self, "--body-sizes", intsCSV(sizes), "--serve-null")
+	case "hello":
+		// The floor under the null server: read the body, answer 200.
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		return startProcess(ctx, "hello", self, "--serve-hello", "--serve-null")
 	}
 	u, err := url.Parse(name)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -92,7 +100,7 @@ func launch(ctx context.Context, name, bin string, quiet bool, args ...string) (
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	if name == "null" {
+	if name == "null" || name == "hello" {
 		args = append(args, addr)
 	} else {
 		args = append([]string{"--addr", addr}, args...)
@@ -300,4 +308,12 @@ func buildFanout(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("go build ./cmd/fanout: %w", err)
 	}
 	return bin, nil
+}
+
+func intsCSV(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
 }

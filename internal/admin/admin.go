@@ -60,6 +60,7 @@ func Routes(r *mux.Router, d Deps) {
 		r.HandleFunc("/_fanout/debug/pprof/profile", pprof.Profile)
 		r.HandleFunc("/_fanout/debug/pprof/symbol", pprof.Symbol)
 		r.HandleFunc("/_fanout/debug/pprof/trace", pprof.Trace)
+		r.HandleFunc("/_fanout/debug/runtime", runtimeStats).Methods(http.MethodGet)
 		r.PathPrefix("/_fanout/debug/pprof/").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// pprof.Index serves named profiles from the path after /debug/pprof/.
 			r2 := r.Clone(r.Context())

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The fill scenario: batch sends with no consumer, for --fill-duration, so a
+// cost that grows with the backlog shows as a rate that falls from one
+// 5-second window to the next. Each window's line gives its rate, the queue
+// depth at its end and, from fanout's runtime metrics, the collector's share
+// of the CPU fanout used in it.
+
+const defaultFillWindow = 5 * time.Second
+
+// window is the fill scenario's window: 5 s, shorter only in tests.
+func (cfg *config) fillWindow() time.Duration {
+	if cfg.fillWin > 0 {
+		return cfg.fillWin
+	}
+	return defaultFillWindow
+}
+
+// fillSample is one reading at a window boundary.
+type fillSample struct {
+	at    time.Duration
+	depth int // -1 if unknown
+	rt    map[string]float64
+}
+
+func prepareFill(ctx context.Context, e *env) (*workload, error) {
+	q, _, err := e.newQueue(ctx, "", false)
+	if err != nil {
+		return nil, err
+	}
+	es := batchOf(10, e.size)
+	win := e.cfg.fillWindow()
+	n := int(e.cfg.fillFor/win) + 1 // one more for calls ending after the last boundary
+	sent := make([]atomic.Int64, n)
+	var mu sync.Mutex
+	var samples []fillSample
+	sample := func(ctx context.Context, at time.Duration) {
+		s := fillSample{at: at, depth: -1}
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		if d, err := e.ctl.queueDepth(cctx, q); err == nil {
+			s.depth = d
+		}
+		s.rt, _ = runtimeMetrics(cctx, e.tgt.endpoint)
+		mu.Lock()
+		samples = append(samples, s)
+		mu.Unlock()
+	}
+	sampler := func(ctx context.Context, w *worker) {
+		if !w.ph.timed {
+			return
+		}
+		sample(ctx, 0)
+		t := time.NewTicker(win)
+		defer t.Stop()
+		for k := 1; ; k++ {
+			select {
+			case <-w.ph.stop.Done():
+				// The phase's end is the last boundary, unless the
+				// ticker just took it.
+				if at := time.Since(w.ph.start); at-time.Duration(k-1)*win > win/2 {
+					sample(context.WithoutCancel(ctx), time.Duration(k)*win)
+				}
+				return
+			case <-t.C:
+				sample(context.WithoutCancel(ctx), time.Duration(k)*win)
+			}
+		}
+	}
+	return &workload{
+		duration: e.cfg.fillFor,
+		step: func(ctx context.Context, w *worker) error {
+			err := w.do("send-batch", func() (int, error) { return len(es), e.dp.sendMessageBatch(ctx, q, es) })
+			if err == nil && w.ph.timed {
+				if i := int(time.Since(w.ph.start) / win); i < n {
+					sent[i].Add(int64(len(es)))
+				}
+			}
+			return err
+		},
+		receivers: []func(ctx context.Context, w *worker){sampler},
+		finish: func(ctx context.Context, _ statSet) []string {
+			mu.Lock()
+			defer mu.Unlock()
+			rates := make([]float64, n)
+			for i := range rates {
+				rates[i] = float64(sent[i].Load()) / win.Seconds()
+			}
+			return fillNotes(rates, samples)
+		},
+	}, nil
+}
+
+// fillNotes formats one line per full window and the last/first ratio.
+func fillNotes(rates []float64, samples []fillSample) []string {
+	var notes []string
+	full := 0
+	for i := 1; i < len(samples); i++ {
+		prev, cur := samples[i-1], samples[i]
+		if i-1 >= len(rates) {
+			break
+		}
+		full = i
+		line := fmt.Sprintf("fill window %2d (%3.0f-%3.0fs): %8.0f msgs/s, depth %s",
+			i, prev.at.Seconds(), cur.at.Seconds(), rates[i-1], depthText(cur.depth))
+		if share, ok := gcShare(prev.rt, cur.rt); ok {
+			line += fmt.Sprintf(", GC %4.1f%% of fanout's CPU", 100*share)
+		}
+		notes = append(notes, line)
+	}
+	if full >= 2 && rates[0] > 0 {
+		line := fmt.Sprintf("fill: last window / first = %.2f", rates[full-1]/rates[0])
+		if share, ok := gcShare(samples[0].rt, samples[full].rt); ok {
+			line += fmt.Sprintf("; GC %.1f%% of fanout's CPU over the run", 100*share)
+		}
+		if a, b := samples[0].rt, samples[full].rt; a != nil && b != nil {
+			if t := b["/cpu/classes/total:cpu-seconds"] - a["/cpu/classes/total:cpu-seconds"]; t > 0 {
+				line += fmt.Sprintf(" (%.1f%% of its GOMAXPROCS × wall time)", 100*(b["/cpu/classes/gc/total:cpu-seconds"]-a["/cpu/classes/gc/total:cpu-seconds"])/t)
+			}
+			line += fmt.Sprintf(", %0.f collections, live heap %.0f MiB at the end",
+				b["/gc/cycles/total:gc-cycles"]-a["/gc/cycles/total:gc-cycles"], b["/gc/heap/live:bytes"]/(1<<20))
+		}
+		notes = append(notes, line)
+	}
+	return notes
+}
+
+func depthText(d int) string {
+	if d < 0 {
+		return "?"
+	}
+	return fmt.Sprint(d)
+}
+
+// gcShare is the collector's share of the CPU the process used between two
+// readings: GC time over total minus idle time.
+func gcShare(a, b map[string]float64) (float64, bool) {
+	if a == nil || b == nil {
+		return 0, false
+	}
+	gc := b["/cpu/classes/gc/total:cpu-seconds"] - a["/cpu/classes/gc/total:cpu-seconds"]
+	used := (b["/cpu/classes/total:cpu-seconds"] - b["/cpu/classes/idle:cpu-seconds"]) -
+		(a["/cpu/classes/total:cpu-seconds"] - a["/cpu/classes/idle:cpu-seconds"])
+	if used <= 0 {
+		return 0, false
+	}
+	return gc / used, true
+}
+
+// runtimeMetrics reads fanout's GET /_fanout/debug/runtime (served with
+// --pprof); servers without it (the null server) give nil.
+func runtimeMetrics(ctx context.Context, endpoint string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(endpoint, "/")+"/_fanout/debug/runtime", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("runtime metrics: HTTP %d", resp.StatusCode)
+	}
+	var out map[string]float64
+	return out, json.NewDecoder(resp.Body).Decode(&out)
+}
