@@ -312,7 +312,9 @@ func TestHelloAndNullIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out struct{ Successful []struct{ Id, MessageId, MD5OfMessageBody string } }
+	var out struct {
+		Successful []struct{ Id, MessageId, MD5OfMessageBody string }
+	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Successful) != 2 {
 		t.Fatalf("%v %+v", err, out)
 	}
