@@ -1,8 +1,11 @@
 package fanout
 
 import (
+	"crypto/tls"
+	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/fanout/fanout/internal/cors"
 	"github.com/fanout/fanout/internal/hostcheck"
 	"github.com/fanout/fanout/internal/id"
+	"github.com/fanout/fanout/internal/tlsport"
 )
 
 // The HTTP server's limits. Reads are bounded so that a client that sends
@@ -59,6 +63,11 @@ func (s *Server) frontDoor(l net.Listener, next http.Handler) http.Handler {
 			refuse(w, r, accessDenied.New("fanout refuses Host %q: it answers only to %s, so that a web page cannot reach it by DNS rebinding; add names with --allowed-hosts.", clip(r.Host), hosts.Describe()))
 			return
 		}
+		if r.URL.Path == certPath && s.tlsCertPEM != nil && r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "application/x-pem-file")
+			_, _ = w.Write(s.tlsCertPEM)
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -70,6 +79,42 @@ func (s *Server) corsPolicy(next http.Handler) http.Handler {
 		refuse(w, r, accessDenied.New("fanout refuses requests from pages of origin %q: only the origins --cors-origins names may call it from a browser (default: pages served from localhost).", clip(origin)))
 	})
 }
+
+// tlsListener wraps l to serve HTTPS as well as HTTP when Options ask for
+// TLS: with TLSCertFile and TLSKeyFile, or a certificate made at start.
+func (s *Server) tlsListener(l net.Listener) (net.Listener, error) {
+	if !s.opts.TLS && s.opts.TLSCertFile == "" {
+		return l, nil
+	}
+	var cert tls.Certificate
+	var err error
+	if s.opts.TLSCertFile != "" {
+		if cert, err = tls.LoadX509KeyPair(s.opts.TLSCertFile, s.opts.TLSKeyFile); err != nil {
+			return nil, fmt.Errorf("TLS certificate: %w", err)
+		}
+		if pemBytes, err := os.ReadFile(s.opts.TLSCertFile); err == nil {
+			s.tlsCertPEM = pemBytes
+		}
+	} else {
+		names := append([]string{}, s.opts.AllowedHosts...)
+		if bind, _, _ := net.SplitHostPort(l.Addr().String()); bind != "" {
+			names = append(names, bind)
+		}
+		if cert, s.tlsCertPEM, err = tlsport.SelfSigned(names); err != nil {
+			return nil, fmt.Errorf("TLS certificate: %w", err)
+		}
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12}
+	return tlsport.New(l, cfg, readHeaderTimeout), nil
+}
+
+// TLSCertPEM returns the certificate Start serves HTTPS with (PEM), or nil
+// without TLS: clients trust a self-signed one by adding it as a CA.
+func (s *Server) TLSCertPEM() []byte { return s.tlsCertPEM }
+
+// certPath is where fanout hands out its certificate: the certificate is
+// public, and a client needs it to trust a self-signed one.
+const certPath = "/_fanout/tls/cert.pem"
 
 // refuse answers a request fanout will not serve in the shape its client
 // reads: AWS JSON for JSON calls, Query XML for other AWS calls, text for

@@ -70,6 +70,12 @@ type Options struct {
 	// default the pages of this machine (http://localhost:*,
 	// http://127.0.0.1:*, http://[::1]:* and their https forms).
 	CORSOrigins []string
+	// TLS makes Start serve HTTPS, with a self-signed certificate made at
+	// start (for the loopback names, the bind address and AllowedHosts),
+	// on the same port as HTTP: each connection's first byte says which.
+	// TLSCertFile and TLSKeyFile (PEM) give the certificate instead.
+	TLS                     bool
+	TLSCertFile, TLSKeyFile string
 	// Pprof serves net/http/pprof under /_fanout/debug/pprof/.
 	Pprof bool
 	// Lambda maps Lambda function names to HTTP hooks that speak the Invoke
@@ -119,6 +125,7 @@ type Server struct {
 	deliveries *delivery.Dispatcher
 	handler    http.Handler
 	started    time.Time
+	tlsCertPEM []byte // with TLS, the certificate served
 
 	http     *http.Server
 	listener net.Listener
@@ -273,7 +280,7 @@ func (s *Server) publicURL() string {
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		host = "localhost"
 	}
-	return "http://" + net.JoinHostPort(host, port)
+	return s.scheme() + net.JoinHostPort(host, port)
 }
 
 // selfAddrs are the host:port addresses fanout is reached at: where it
@@ -316,6 +323,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	tl, err := s.tlsListener(l)
+	if err != nil {
+		l.Close()
+		s.closeEngines()
+		return nil, err
+	}
+	l = tl
 	s.listener = l
 	// The topology is created once the address is known (SNS's links in
 	// subscription confirmations name it) and before anything is served.
@@ -351,7 +365,14 @@ func (s *Server) Addr() string {
 }
 
 // URL returns the endpoint URL clients use, e.g. http://127.0.0.1:4566.
-func (s *Server) URL() string { return "http://" + s.Addr() }
+func (s *Server) URL() string { return s.scheme() + s.Addr() }
+
+func (s *Server) scheme() string {
+	if s.tlsCertPEM != nil || s.opts.TLS || s.opts.TLSCertFile != "" {
+		return "https://"
+	}
+	return "http://"
+}
 
 // Close ends long polls (they return no messages) and stops serving,
 // waiting up to 2 seconds for requests in progress.

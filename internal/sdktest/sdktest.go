@@ -25,7 +25,13 @@ import (
 // server that happens about once in thousands of calls; a received batch lost
 // that way stays invisible for its visibility timeout and makes tests flaky.
 func HTTPClient() *http.Client {
-	return &http.Client{Transport: hideWriterTo{http.DefaultTransport}}
+	return HTTPClientWith(http.DefaultTransport)
+}
+
+// HTTPClientWith is HTTPClient over another transport (one that trusts a
+// test certificate, say).
+func HTTPClientWith(tr http.RoundTripper) *http.Client {
+	return &http.Client{Transport: hideWriterTo{tr}}
 }
 
 // hideWriterTo passes requests on with a body that has only Read and Close,

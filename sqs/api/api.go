@@ -64,6 +64,7 @@ type request struct {
 	in       input
 	query    bool
 	host     string
+	tls      bool // called over HTTPS: queue URLs say https
 	path     string
 	senderID string
 }
@@ -139,7 +140,7 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 		h.fail(w, rid, false, op, err)
 		return
 	}
-	req := &request{engine: h.engine, ctx: r.Context(), in: in, host: r.Host, path: r.URL.Path, senderID: senderID(r)}
+	req := &request{engine: h.engine, ctx: r.Context(), in: in, host: r.Host, tls: r.TLS != nil, path: r.URL.Path, senderID: senderID(r)}
 	if awswire.Noting(w) {
 		awswire.NoteCall(w, "sqs", op, req.resource())
 	}
@@ -224,7 +225,7 @@ func (h *Handler) ServeQuery(w http.ResponseWriter, r *http.Request, params url.
 		h.fail(w, rid, true, op, sqs.ErrInvalidAction.New("The action %s is not valid for this endpoint.", op))
 		return
 	}
-	req := &request{engine: h.engine, ctx: r.Context(), in: queryInput{awswire.NewForm(params)}, query: true, host: r.Host, path: r.URL.Path, senderID: senderID(r)}
+	req := &request{engine: h.engine, ctx: r.Context(), in: queryInput{awswire.NewForm(params)}, query: true, host: r.Host, tls: r.TLS != nil, path: r.URL.Path, senderID: senderID(r)}
 	if awswire.Noting(w) {
 		awswire.NoteCall(w, "sqs", op, req.resource())
 	}

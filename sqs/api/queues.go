@@ -17,7 +17,11 @@ func (h *Handler) queueURL(r *request, name string) string {
 	if host == "" {
 		host = "localhost:4566"
 	}
-	return "http://" + host + "/" + r.engine.Account() + "/" + name
+	scheme := "http://"
+	if r.tls {
+		scheme = "https://"
+	}
+	return scheme + host + "/" + r.engine.Account() + "/" + name
 }
 
 // queue resolves the QueueUrl parameter, or for the Query protocol a call
