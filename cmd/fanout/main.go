@@ -67,7 +67,7 @@ Endpoints beyond AWS's, under /_fanout/ (GET /_fanout/api lists them all):
   GET  /_fanout/sns/deliveries               delivery counts and recent failures
   GET  /_fanout/sns/pending                  subscriptions waiting for confirmation
   GET  /_fanout/sns/outbox                   what email, sms and push endpoints received
-  POST /_fanout/reset                        delete every queue, topic and subscription
+  POST /_fanout/reset                        back to new (also moto's POST /moto-api/reset)
   GET  /_fanout/topology                     the queues, topics and subscriptions, as a topology file
   POST /_fanout/topology                     apply a topology file (?prune=true, ?dryRun=true)
   GET  /_fanout/topology/schema.json         the topology file's JSON Schema
