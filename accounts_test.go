@@ -165,7 +165,10 @@ func TestTopicDeliversAcrossAccountsAndRegions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pub.sns.Subscribe(ctx, &sns.SubscribeInput{TopicArn: tp.TopicArn, Protocol: aws.String("sqs"), Endpoint: &arn,
+	// The queue's owner subscribes, in the topic's region, as AWS asks for
+	// a subscription across accounts and regions (no confirmation then).
+	owner := clientsAs(s, "222222222222", "us-east-1")
+	if _, err := owner.sns.Subscribe(ctx, &sns.SubscribeInput{TopicArn: tp.TopicArn, Protocol: aws.String("sqs"), Endpoint: &arn,
 		Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +180,7 @@ func TestTopicDeliversAcrossAccountsAndRegions(t *testing.T) {
 	}
 	out, err := sub.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl})
 	if err != nil || len(out.Messages) != 1 || *out.Messages[0].Body != "hello" {
-		t.Fatalf("received %v, %v", out, err)
+		t.Fatalf("received %d messages, %v", len(out.Messages), err)
 	}
 	// The issue's case: an eu-west-1 ARN where every queue is in us-east-1.
 	_, err = pub.sns.Subscribe(ctx, &sns.SubscribeInput{TopicArn: tp.TopicArn, Protocol: aws.String("sqs"),
@@ -262,5 +265,90 @@ func TestAccountsWithTheCLI(t *testing.T) {
 	}
 	if got := s.SQS().ListQueues(""); len(got) != 0 {
 		t.Errorf("the default namespace has %v", got)
+	}
+}
+
+// TestCrossAccountRules: with --enforce-policies a topic's Policy decides
+// another account's Publish and Subscribe, and the queue's Policy decides
+// delivery (aws:SourceAccount here). A queue owner subscribing its queue to
+// another account's topic is confirmed at once; the topic owner subscribing
+// another account's queue waits for the queue owner to confirm, with the
+// SubscriptionConfirmation in the queue, as on AWS. A dead-letter queue
+// stays in its source queue's account.
+func TestCrossAccountRules(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := startServer(t, fanout.Options{EnforcePolicies: true})
+	a, b := clientsAs(s, "111111111111", "us-east-1"), clientsAs(s, "222222222222", "us-east-1")
+	tp, err := a.sns.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("events")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := b.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("inbox"), Attributes: map[string]string{
+		"Policy": `{"Statement":[{"Effect":"Allow","Principal":{"Service":"sns.amazonaws.com"},"Action":"sqs:SendMessage","Condition":{"StringEquals":{"aws:SourceAccount":"111111111111"}}}]}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := queueArn(t, b.sqs, *q.QueueUrl)
+
+	_, err = b.sns.Publish(ctx, &sns.PublishInput{TopicArn: tp.TopicArn, Message: aws.String("x")})
+	if errCode(err) != "AuthorizationError" || !strings.Contains(err.Error(), "arn:aws:iam::222222222222:root is not authorized to perform: SNS:Publish") {
+		t.Fatalf("publish from another account without a policy: %v", err)
+	}
+	_, err = b.sns.Subscribe(ctx, &sns.SubscribeInput{TopicArn: tp.TopicArn, Protocol: aws.String("sqs"), Endpoint: &arn})
+	if errCode(err) != "AuthorizationError" {
+		t.Fatalf("subscribe from another account without a policy: %v", err)
+	}
+	if _, err := a.sns.AddPermission(ctx, &sns.AddPermissionInput{TopicArn: tp.TopicArn, Label: aws.String("b"),
+		AWSAccountId: []string{"222222222222"}, ActionName: []string{"Publish", "Subscribe"}}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := b.sns.Subscribe(ctx, &sns.SubscribeInput{TopicArn: tp.TopicArn, Protocol: aws.String("sqs"), Endpoint: &arn,
+		Attributes: map[string]string{"RawMessageDelivery": "true"}})
+	if err != nil || strings.Contains(*sub.SubscriptionArn, "pending") {
+		t.Fatalf("the queue owner subscribes: %v %v", sub, err)
+	}
+	if _, err := b.sns.Publish(ctx, &sns.PublishInput{TopicArn: tp.TopicArn, Message: aws.String("from b")}); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Deliveries().Settle(ctx)
+	out, err := b.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl})
+	if err != nil || len(out.Messages) != 1 || *out.Messages[0].Body != "from b" {
+		t.Fatalf("delivery allowed by aws:SourceAccount: %v %v", out, err)
+	}
+	if _, err := b.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: q.QueueUrl, ReceiptHandle: out.Messages[0].ReceiptHandle}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.sns.Unsubscribe(ctx, &sns.UnsubscribeInput{SubscriptionArn: sub.SubscriptionArn}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The topic owner subscribes b's queue: b must confirm.
+	sub, err = a.sns.Subscribe(ctx, &sns.SubscribeInput{TopicArn: tp.TopicArn, Protocol: aws.String("sqs"), Endpoint: &arn})
+	if err != nil || *sub.SubscriptionArn != "pending confirmation" {
+		t.Fatalf("the topic owner subscribes another account's queue: %v %v", sub, err)
+	}
+	_ = s.Deliveries().Settle(ctx)
+	out, err = b.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl})
+	if err != nil || len(out.Messages) != 1 || !strings.Contains(*out.Messages[0].Body, `"Type" : "SubscriptionConfirmation"`) && !strings.Contains(*out.Messages[0].Body, `"Type":"SubscriptionConfirmation"`) {
+		t.Fatalf("confirmation in the queue: %v %v", out, err)
+	}
+	body := *out.Messages[0].Body
+	i := strings.Index(body, `"Token"`)
+	token := body[i:]
+	token = token[strings.IndexByte(token, ':')+1:]
+	token = strings.Trim(token[:strings.IndexByte(token, ',')], ` "`)
+	c, err := b.sns.ConfirmSubscription(ctx, &sns.ConfirmSubscriptionInput{TopicArn: tp.TopicArn, Token: &token})
+	if err != nil || !strings.HasPrefix(*c.SubscriptionArn, *tp.TopicArn+":") {
+		t.Fatalf("confirm: %v %v", c, err)
+	}
+
+	// A dead-letter queue of another account is refused.
+	_, err = a.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("src"), Attributes: map[string]string{
+		"RedrivePolicy": `{"deadLetterTargetArn":"` + arn + `","maxReceiveCount":"3"}`}})
+	if errCode(err) == "" {
+		t.Errorf("a dead-letter queue in another account was accepted")
+	} else {
+		t.Logf("cross-account DLQ: %v", err)
 	}
 }

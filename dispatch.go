@@ -12,8 +12,10 @@ import (
 
 	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/internal/awswire"
+	"github.com/fanout/fanout/internal/iampolicy"
 	"github.com/fanout/fanout/internal/id"
 	"github.com/fanout/fanout/internal/sigv4"
+	"github.com/fanout/fanout/sns"
 	sqsapi "github.com/fanout/fanout/sqs/api"
 )
 
@@ -39,6 +41,40 @@ type dispatcher struct {
 	ns            *namespaces
 	allowUnsigned bool
 	verifier      *sigv4.Verifier
+	// enforcePolicies makes a topic's Policy decide the calls of other
+	// accounts, as it does SNS's deliveries to queues.
+	enforcePolicies bool
+}
+
+// subscriberActions are the SNS actions a subscriber of another account
+// may take without the topic's Policy: ConfirmSubscription holds the token,
+// and a subscription's own calls are its owner's (fanout does not record
+// which account made a subscription, so any account may).
+var subscriberActions = map[string]bool{"ConfirmSubscription": true, "Unsubscribe": true,
+	"GetSubscriptionAttributes": true, "SetSubscriptionAttributes": true}
+
+// topicPolicyDenies answers a call of account on another account's topic
+// with AWS's AuthorizationError unless the topic's Policy allows it. A
+// topic that does not exist is left to the engine to report.
+func topicPolicyDenies(ns *namespace, account, action string, form url.Values) *awserr.Error {
+	arn := form.Get("TopicArn")
+	if arn == "" {
+		arn = form.Get("ResourceArn")
+	}
+	if arn == "" {
+		if sub := form.Get("SubscriptionArn"); strings.Count(sub, ":") == 6 {
+			arn = sub[:strings.LastIndexByte(sub, ':')]
+		}
+	}
+	attrs, err := ns.sns.TopicAttributes(arn)
+	if err != nil {
+		return nil
+	}
+	if iampolicy.AllowsAccount(attrs[sns.AttrPolicy], account, "SNS:"+action, arn) {
+		return nil
+	}
+	return sns.ErrAuthorization.New("User: arn:aws:iam::%s:root is not authorized to perform: SNS:%s on resource: %s because no resource-based policy allows the SNS:%s action",
+		account, action, arn, action)
 }
 
 func newDispatcher(ns *namespaces) *dispatcher {
@@ -84,7 +120,14 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	account, region := d.caller(r, account)
 	switch svc {
 	case "sns":
-		d.snsNamespace(account, region, action, form).snsAPI.ServeQuery(w, r, form)
+		ns := d.snsNamespace(account, region, action, form)
+		if ns.account != account && d.enforcePolicies && !subscriberActions[action] {
+			if e := topicPolicyDenies(ns, account, action, form); e != nil {
+				writeSNSError(w, e)
+				return
+			}
+		}
+		ns.snsAPI.ServeQueryFrom(w, r, form, account)
 	default:
 		d.sqsNamespace(account, region, action).sqsAPI.ServeQuery(w, r, form)
 	}

@@ -186,6 +186,7 @@ func build(opts Options) (*Server, error) {
 	admin.Namespace(r) // unknown /_fanout/ paths: JSON 404; GET /_fanout/api
 	aws := newDispatcher(s.ns)
 	aws.allowUnsigned = opts.AllowUnsigned
+	aws.enforcePolicies = opts.EnforcePolicies
 	if len(opts.Credentials) > 0 {
 		keys := make([]sigv4.Key, len(opts.Credentials))
 		for i, c := range opts.Credentials {

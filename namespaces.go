@@ -156,7 +156,14 @@ func (s *Server) newNamespace(account, region string) *namespace {
 	ns.sns = sns.New(sns.Options{Clock: s.opts.Clock, Region: region, Account: account, Deliverer: s.deliveries,
 		CheckEndpoint: s.checkEndpoint})
 	ns.sqsAPI = sqsapi.New(ns.sqs, s.opts.Logger).WithLookup(func(a, r string) *sqs.Engine { return s.ns.sqsEngine(a, r) })
-	ns.snsAPI = snsapi.New(ns.sns, s.opts.Logger)
+	ns.snsAPI = snsapi.New(ns.sns, s.opts.Logger).WithRoute(func(topicArn string) *snsapi.Handler {
+		if region, account, _, ok := splitArn(topicArn, "sns"); ok {
+			if o := s.ns.lookup(account, region); o != nil {
+				return o.snsAPI
+			}
+		}
+		return nil
+	})
 	return ns
 }
 

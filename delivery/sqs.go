@@ -53,7 +53,15 @@ func (sqsEndpoint) remote(*Dispatcher) bool { return false }
 
 func (sqsEndpoint) attempt(d *Dispatcher, j *job) result {
 	if j.msg == nil {
-		return clientErr("SQS endpoints take no %s", j.ctl.Type)
+		// A subscription from another account than the queue's asks the
+		// queue's owner to confirm it with a message in the queue.
+		if j.ctl.Type != TypeSubscriptionConfirmation {
+			return clientErr("SQS endpoints take no %s", j.ctl.Type)
+		}
+		if err := d.sendControlToQueue(j.sub.Endpoint, j.ctl); err != nil {
+			return result{err: err, client: true}
+		}
+		return ok()
 	}
 	err := d.sendToQueue(j.sub.Endpoint, j.msg, j.sub.Raw, func() (string, error) { return d.payload(j.msg, j.sub) })
 	if err != nil {
@@ -70,18 +78,9 @@ func (d *Dispatcher) sendToQueue(arn string, m *Message, raw bool, body func() (
 	if d.opts.Queues == nil {
 		return errors.New("no SQS engine")
 	}
-	q, err := d.opts.Queues.Queue(arn)
+	q, err := d.queueFor(arn, m.TopicArn)
 	if err != nil {
-		return fmt.Errorf("queue %s: %v", arn, err)
-	}
-	if d.opts.EnforcePolicies {
-		policy, err := q.Policy()
-		if err != nil {
-			return fmt.Errorf("queue %s: %v", arn, err)
-		}
-		if ok, why := d.policies.allows(policy, arn, m.TopicArn); !ok {
-			return fmt.Errorf("access to queue %s denied: %s", arn, why)
-		}
+		return err
 	}
 	text, err := body()
 	if err != nil {
@@ -102,6 +101,49 @@ func (d *Dispatcher) sendToQueue(arn string, m *Message, raw bool, body func() (
 	case !m.Fifo && !q.Fifo():
 		// A standard topic passes MessageGroupId on to standard (fair) queues.
 		qm.GroupID = m.GroupID
+	}
+	if err := q.Send(qm); err != nil {
+		return fmt.Errorf("queue %s: %v", arn, err)
+	}
+	return nil
+}
+
+// queueFor is the queue an ARN names, if its policy lets topicArn send
+// to it (with EnforcePolicies).
+func (d *Dispatcher) queueFor(arn, topicArn string) (Queue, error) {
+	if d.opts.Queues == nil {
+		return nil, errors.New("no SQS engine")
+	}
+	q, err := d.opts.Queues.Queue(arn)
+	if err != nil {
+		return nil, fmt.Errorf("queue %s: %v", arn, err)
+	}
+	if d.opts.EnforcePolicies {
+		policy, err := q.Policy()
+		if err != nil {
+			return nil, fmt.Errorf("queue %s: %v", arn, err)
+		}
+		if ok, why := d.policies.allows(policy, arn, topicArn); !ok {
+			return nil, fmt.Errorf("access to queue %s denied: %s", arn, why)
+		}
+	}
+	return q, nil
+}
+
+// sendControlToQueue puts a signed control message (the JSON an HTTP
+// endpoint receives) in a queue.
+func (d *Dispatcher) sendControlToQueue(arn string, c *Control) error {
+	q, err := d.queueFor(arn, c.TopicArn)
+	if err != nil {
+		return err
+	}
+	text, err := d.controlEnvelope(c)
+	if err != nil {
+		return err
+	}
+	qm := QueueMessage{Body: text, SenderID: SenderID}
+	if q.Fifo() {
+		qm.GroupID, qm.DeduplicationID = c.Type, c.ID
 	}
 	if err := q.Send(qm); err != nil {
 		return fmt.Errorf("queue %s: %v", arn, err)

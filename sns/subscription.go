@@ -74,6 +74,11 @@ type SubscribeInput struct {
 	Endpoint              string
 	Attributes            map[string]string
 	ReturnSubscriptionArn bool
+	// Caller is the account that calls Subscribe, "" for the topic's. An
+	// SQS queue of another account than the caller's waits for its owner
+	// to confirm, as on AWS: SNS sends it a SubscriptionConfirmation.
+	// https://docs.aws.amazon.com/sns/latest/dg/sns-send-message-to-sqs-cross-account.html
+	Caller string
 }
 
 // PendingArn is what Subscribe answers for a subscription that waits for
@@ -230,7 +235,7 @@ func (e *Engine) Subscribe(in SubscribeInput) (string, error) {
 		arn: t.arn + ":" + id.UUID(), topic: t, protocol: in.Protocol, endpoint: in.Endpoint,
 		seq: e.seq, cfg: cfg,
 	}
-	if confirmedAtOnce[in.Protocol] {
+	if confirmedAtOnce[in.Protocol] && !(in.Protocol == "sqs" && in.Caller != "" && arnAccount(in.Endpoint) != in.Caller) {
 		s.authenticated = true
 	} else {
 		s.pending = true
@@ -550,4 +555,12 @@ func (e *Engine) PendingSubscriptions() []PendingSubscription {
 		}
 	}
 	return out
+}
+
+// arnAccount is the account field of an ARN, "" when there is none.
+func arnAccount(s string) string {
+	if parts := strings.SplitN(s, ":", 6); len(parts) == 6 {
+		return parts[4]
+	}
+	return ""
 }

@@ -77,6 +77,11 @@ func (h *Handler) serveLink(w http.ResponseWriter, r *http.Request) {
 		writeError(w, id.UUID(), sns.ErrInvalidAction.New("The action %s is not valid for this endpoint.", r.Form.Get("Action")))
 		return
 	}
+	if h.route != nil {
+		if o := h.route(r.Form.Get("TopicArn")); o != nil {
+			h = o
+		}
+	}
 	h.ServeQuery(w, r, r.Form)
 }
 

@@ -25,6 +25,17 @@ const Namespace = "http://sns.amazonaws.com/doc/2010-03-31/"
 type Handler struct {
 	engine *sns.Engine
 	log    *slog.Logger
+	// route finds the handler of the namespace a confirmation or
+	// unsubscribe link's TopicArn names; nil serves every link here.
+	route func(topicArn string) *Handler
+}
+
+// WithRoute lets the handler's links (SubscribeURL, UnsubscribeURL) serve
+// topics of other accounts and regions: route returns the handler of the
+// namespace a link's TopicArn names, or nil for this one.
+func (h *Handler) WithRoute(route func(topicArn string) *Handler) *Handler {
+	h.route = route
+	return h
 }
 
 // New returns a handler for engine.
@@ -41,6 +52,8 @@ type request struct {
 	// signed says whether the call carried a SigV4 signature; AWS records
 	// it for ConfirmSubscription.
 	signed bool
+	// caller is the caller's account, "" when it is the engine's.
+	caller string
 }
 
 // result writes an action's <OpResult> content; a nil result is an action
@@ -76,6 +89,12 @@ var actions = map[string]action{
 
 // ServeQuery serves a Query-protocol call whose parameters are already parsed.
 func (h *Handler) ServeQuery(w http.ResponseWriter, r *http.Request, params url.Values) {
+	h.ServeQueryFrom(w, r, params, "")
+}
+
+// ServeQueryFrom serves a Query-protocol call made by account caller
+// ("" for the engine's own).
+func (h *Handler) ServeQueryFrom(w http.ResponseWriter, r *http.Request, params url.Values, caller string) {
 	rid := id.UUID()
 	op := params.Get("Action")
 	if awswire.Noting(w) {
@@ -86,7 +105,7 @@ func (h *Handler) ServeQuery(w http.ResponseWriter, r *http.Request, params url.
 		h.fail(w, rid, op, sns.ErrInvalidAction.New("The action %s is not valid for this endpoint.", op))
 		return
 	}
-	req := &request{f: awswire.NewForm(params), signed: r.Header.Get("Authorization") != "" || params.Get("X-Amz-Signature") != ""}
+	req := &request{f: awswire.NewForm(params), signed: r.Header.Get("Authorization") != "" || params.Get("X-Amz-Signature") != "", caller: caller}
 	res, err := act(h, req)
 	if err != nil {
 		h.fail(w, rid, op, err)

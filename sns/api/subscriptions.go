@@ -12,6 +12,7 @@ func (h *Handler) subscribe(r *request) (result, error) {
 		Endpoint:              r.f.Get("Endpoint"),
 		Attributes:            attributesParam(r.f),
 		ReturnSubscriptionArn: boolParam(r.f, "ReturnSubscriptionArn"),
+		Caller:                r.caller,
 	})
 	if err != nil {
 		return nil, err
