@@ -114,6 +114,9 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 	if total > maxBatchBytes {
 		return nil, nil, ErrBatchRequestTooLong.New("Batch requests cannot be longer than %d bytes. You have sent %d bytes.", maxBatchBytes, total)
 	}
+	if err := storeGuard.check(); err != nil {
+		return nil, nil, err
+	}
 	msgs := make([]*message, 0, len(entries))
 	delays := make([]*int, 0, len(entries))
 	for _, e := range entries {

@@ -30,6 +30,9 @@ var (
 	ErrMessageNotInflight     = kind("MessageNotInflight", "AWS.SimpleQueueService.MessageNotInflight")
 	// PurgeQueueInProgress is 403 on the Query protocol, 400 on JSON.
 	ErrPurgeQueueInProgress = awserr.Kind{Code: "PurgeQueueInProgress", QueryCode: "AWS.SimpleQueueService.PurgeQueueInProgress", Status: 400, QueryStatus: 403, Fault: awserr.Sender}
+	// RequestThrottled is what a send gets while storing would pass the
+	// memory limit (memlimit.go).
+	ErrRequestThrottled = kind("RequestThrottled", "")
 	// ResourceNotFoundException is 404 on the Query protocol.
 	ErrResourceNotFound = awserr.Kind{Code: "ResourceNotFoundException", Status: 400, QueryStatus: 404, Fault: awserr.Sender}
 )
@@ -46,6 +49,7 @@ var Catalogue = []awserr.Kind{
 	ErrUnknownOperation, ErrSerialization, ErrBatchEntryIdsNotDist, ErrBatchRequestTooLong,
 	ErrEmptyBatchRequest, ErrInvalidBatchEntryID, ErrTooManyEntries, ErrQueueDeletedRecently,
 	ErrUnsupportedOperation, ErrMessageNotInflight, ErrPurgeQueueInProgress, ErrResourceNotFound,
+	ErrRequestThrottled,
 }
 
 // queueDoesNotExist is the error every action returns for a missing queue;

@@ -41,6 +41,9 @@ func (q *Queue) Send(in SendInput) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, err
 	}
+	if err := storeGuard.check(); err != nil {
+		return SendResult{}, err
+	}
 	q.lock()
 	if q.deleted {
 		q.unlock()

@@ -165,13 +165,6 @@ func printServeHelp(w io.Writer) {
 	fs.PrintDefaults()
 }
 
-// gcPercent is fanout's default GOGC. Queued messages are most of a busy
-// emulator's heap, and the resident size peaks near live heap × (1 + GOGC/100):
-// at 40, a million queued 1 KiB messages stay under 1.5 GiB. Small heaps,
-// the usual case in tests, pay nothing measurable for the extra collections.
-// GOGC in the environment overrides it.
-const gcPercent = 40
-
 // serveConfig is what the serve flags set.
 type serveConfig struct {
 	addr, region, account, level, clockMode string
@@ -182,6 +175,7 @@ type serveConfig struct {
 	insecure                                bool
 	timeout                                 time.Duration
 	version                                 bool
+	memLimit                                memoryLimit    // memory.go: --memory-limit
 	door                                    doorConfig     // door.go: the front door's flags
 	topo                                    topologyConfig // topology.go: --config, --init-dir
 	deliv                                   deliveryConfig // delivery_flags.go: delivery bounds and egress
@@ -210,6 +204,7 @@ func serveFlags() (*flag.FlagSet, *serveConfig) {
 	fs.BoolVar(&c.insecure, "insecure-endpoints", false, "accept self-signed certificates from https subscriptions")
 	fs.DurationVar(&c.timeout, "endpoint-timeout", 15*time.Second, "how long an HTTP/S, Lambda or SMTP endpoint has to answer")
 	fs.BoolVar(&c.version, "version", false, "print fanout's version and exit")
+	fs.Var(&c.memLimit, "memory-limit", "Go's soft memory limit, as GOMEMLIMIT (e.g. 4GiB, or off): sends answer RequestThrottled once live memory passes 3/4 of it (default GOMEMLIMIT, else half the machine's or cgroup's memory)")
 	c.door.flags(fs)
 	c.topo.flags(fs)
 	c.deliv.flags(fs)
@@ -293,9 +288,7 @@ func serve(args []string, lookup func(string) (string, bool), stderr io.Writer) 
 	default:
 		return usagef("--clock %q: use real or manual", c.clockMode)
 	}
-	if _, set := lookup("GOGC"); !set {
-		debug.SetGCPercent(gcPercent)
-	}
+	applyMemoryLimit(c.memLimit, lookup)
 	var log *slog.Logger
 	switch c.logFormat {
 	case "text":

@@ -1,0 +1,49 @@
+package sqs
+
+import (
+	"math"
+	"testing"
+)
+
+// TestSendsRefusedNearMemoryLimit: with the live heap past three quarters of
+// the runtime's memory limit, Send and SendBatch answer RequestThrottled and
+// store nothing; receives and deletes still work; below it, sends succeed.
+func TestSendsRefusedNearMemoryLimit(t *testing.T) {
+	e, _ := newTestEngine(t)
+	q := mustQueue(t, e, "full", nil)
+	send(t, q, "before")
+
+	limit, live := int64(1000), uint64(751)
+	oldLimit, oldLive := memoryLimit, liveHeap
+	memoryLimit, liveHeap = func() int64 { return limit }, func() uint64 { return live }
+	recheck := func() { storeGuard.next.Store(0) }
+	t.Cleanup(func() { memoryLimit, liveHeap = oldLimit, oldLive; recheck() })
+	recheck()
+
+	if _, err := q.Send(SendInput{Body: "x"}); code(err) != "RequestThrottled" {
+		t.Fatalf("Send near the limit: %v", err)
+	}
+	_, _, err := q.SendBatch([]SendBatchEntry{{ID: "a", SendInput: SendInput{Body: "x"}}})
+	if code(err) != "RequestThrottled" {
+		t.Fatalf("SendBatch near the limit: %v", err)
+	}
+	// Validation still comes first.
+	if _, _, err := q.SendBatch(nil); code(err) != "EmptyBatchRequest" {
+		t.Fatalf("empty batch: %v", err)
+	}
+	got := receive(t, q, ReceiveInput{MaxNumberOfMessages: ptr(10)})
+	if len(got) != 1 || got[0].Body != "before" {
+		t.Fatalf("received %+v", got)
+	}
+	if err := q.Delete(got[0].ReceiptHandle); err != nil {
+		t.Fatal(err)
+	}
+
+	live = 700
+	recheck()
+	send(t, q, "after")
+	limit = math.MaxInt64 // no limit: never refused
+	live = math.MaxUint64
+	recheck()
+	send(t, q, "unlimited")
+}
