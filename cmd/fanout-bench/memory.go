@@ -45,6 +45,7 @@ func runMemory(ctx context.Context, cfg *config, bin string, report io.Writer) e
 	fmt.Fprintf(os.Stderr, "target fanout at %s (pid %d)\n", t.endpoint, t.pid())
 	e := &env{
 		cfg:    cfg,
+		size:   cfg.size,
 		tgt:    t,
 		kind:   kindHTTP,
 		ctl:    newSDKClient(t.endpoint, newSDKHTTPClient(2)),
