@@ -473,6 +473,9 @@ func run(ctx context.Context, cfg *config) error {
 
 	fmt.Fprintf(report, "%d clients, %v timed + %v warm-up per run, bodies of %v bytes, %d round(s)\n",
 		cfg.clients, cfg.duration, cfg.warmup, cfg.sizes, cfg.rounds)
+	if slices.Contains(cfg.scenarios, "fill") {
+		fmt.Fprintf(report, "fill runs %v timed, in %v windows\n", cfg.fillFor, cfg.fillWindow())
+	}
 	printHeader(report)
 	var results []*result
 	runID := strconv.FormatInt(time.Now().UnixNano()%(1<<40), 36)
