@@ -30,7 +30,7 @@ const (
 )
 
 func startAuth(t *testing.T) *fanout.Server {
-	return startDoor(t, fanout.Options{Credentials: []fanout.Credential{{AccessKeyID: authKey, SecretAccessKey: authSecret, Account: "111111111111"}}})
+	return startServer(t, fanout.Options{Credentials: []fanout.Credential{{AccessKeyID: authKey, SecretAccessKey: authSecret, Account: "111111111111"}}})
 }
 
 func authClients(s *fanout.Server, key, secret string) (*sqs.Client, *sns.Client) {

@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/fanout/fanout/awserr"
@@ -16,6 +15,7 @@ import (
 	"github.com/fanout/fanout/internal/id"
 	"github.com/fanout/fanout/internal/sigv4"
 	"github.com/fanout/fanout/sns"
+	snsapi "github.com/fanout/fanout/sns/api"
 	sqsapi "github.com/fanout/fanout/sqs/api"
 )
 
@@ -24,7 +24,6 @@ const maxForm = 8 << 20
 
 const (
 	sqsXMLNS  = "http://queue.amazonaws.com/doc/2012-11-05/"
-	snsXMLNS  = "http://sns.amazonaws.com/doc/2010-03-31/"
 	coralJSON = "com.amazon.coral.service"
 )
 
@@ -111,7 +110,7 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	account, e := d.checkQuery(r, body, svc)
 	if e != nil {
 		if svc == "sns" {
-			writeSNSError(w, e)
+			snsapi.WriteError(w, e)
 		} else {
 			awswire.WriteXMLError(w, id.UUID(), sqsXMLNS, e)
 		}
@@ -123,7 +122,7 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ns := d.snsNamespace(account, region, action, form)
 		if ns.account != account && d.enforcePolicies && !subscriberActions[action] {
 			if e := topicPolicyDenies(ns, account, action, form); e != nil {
-				writeSNSError(w, e)
+				snsapi.WriteError(w, e)
 				return
 			}
 		}
@@ -309,27 +308,6 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxForm))
 	return buf.Bytes(), err
-}
-
-// writeSNSError renders e as SNS does: its ErrorResponse has no Detail.
-func writeSNSError(w http.ResponseWriter, e *awserr.Error) {
-	rid := id.UUID()
-	var x awswire.XMLWriter
-	x.Header()
-	x.OpenNS("ErrorResponse", snsXMLNS)
-	x.Open("Error")
-	x.Elem("Type", string(e.FaultOrSender()))
-	x.Elem("Code", e.QueryCodeOrCode())
-	x.Elem("Message", e.MessageFor(true))
-	x.Close("Error")
-	x.Elem("RequestId", rid)
-	x.Close("ErrorResponse")
-	h := w.Header()
-	h.Set("Content-Type", awswire.ContentXML)
-	h.Set(awswire.RequestIDHeader, rid)
-	h.Set("Content-Length", strconv.Itoa(len(x.Buf)))
-	w.WriteHeader(e.StatusFor(true))
-	_, _ = w.Write(x.Buf)
 }
 
 func isForm(r *http.Request) bool {

@@ -18,16 +18,6 @@ import (
 	"github.com/fanout/fanout/internal/sdktest"
 )
 
-func startDoor(t *testing.T, opts fanout.Options) *fanout.Server {
-	t.Helper()
-	s, err := fanout.Start(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
-
 // raw sends req and returns status and body.
 func raw(t *testing.T, req *http.Request) (int, string, http.Header) {
 	t.Helper()
@@ -60,7 +50,7 @@ const formType = "application/x-www-form-urlencoded; charset=utf-8"
 // CLI sends them, do.
 func TestBrowserDoor(t *testing.T) {
 	t.Parallel()
-	s := startDoor(t, fanout.Options{})
+	s := startServer(t, fanout.Options{})
 	ep := s.URL() + "/"
 	create := "Action=CreateTopic&Version=2010-03-31&Name=door"
 	sqsCreate := "Action=CreateQueue&Version=2012-11-05&QueueName=door"
@@ -134,7 +124,7 @@ func TestBrowserDoor(t *testing.T) {
 // and GETs, as fanout did before.
 func TestAllowUnsigned(t *testing.T) {
 	t.Parallel()
-	s := startDoor(t, fanout.Options{AllowUnsigned: true})
+	s := startServer(t, fanout.Options{AllowUnsigned: true})
 	code, body, _ := raw(t, formRequest(t, "POST", s.URL()+"/", formType, "Action=CreateTopic&Version=2010-03-31&Name=open"))
 	if code != 200 || !strings.Contains(body, ":open</TopicArn>") {
 		t.Fatalf("%d %s", code, body)
@@ -152,7 +142,7 @@ func TestAllowUnsigned(t *testing.T) {
 // playground), presigned Query calls included.
 func TestCrossSiteSimpleRequests(t *testing.T) {
 	t.Parallel()
-	s := startDoor(t, fanout.Options{})
+	s := startServer(t, fanout.Options{})
 	before := s.Clock().Now()
 	req := formRequest(t, "POST", s.URL()+"/_fanout/clock", "text/plain", `{"advance":"24h"}`)
 	req.Header.Set("Origin", "https://evil.example")

@@ -39,7 +39,7 @@ func rawHTTP(t *testing.T, addr, request string) (string, string) {
 // DNS-rebinding page's Host is refused whatever it asks for.
 func TestHostCheck(t *testing.T) {
 	t.Parallel()
-	s := startDoor(t, fanout.Options{})
+	s := startServer(t, fanout.Options{})
 	for _, host := range []string{"localhost:1", "sqs.localhost", "127.0.0.1", "[::1]:4566", "localhost.localstack.cloud:4566", "sqs.us-east-1.localhost.localstack.cloud"} {
 		status, body := rawHTTP(t, s.Addr(), "GET /_fanout/health HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
 		if status != "HTTP/1.1 200 OK" {
@@ -67,7 +67,7 @@ func TestHostCheck(t *testing.T) {
 func TestAllowedHostsAndWarning(t *testing.T) {
 	t.Parallel()
 	logs := &syncWriter{}
-	s := startDoor(t, fanout.Options{Addr: "0.0.0.0:0", AllowedHosts: []string{"fanout", "*.ci.example"},
+	s := startServer(t, fanout.Options{Addr: "0.0.0.0:0", AllowedHosts: []string{"fanout", "*.ci.example"},
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	_, port, _ := net.SplitHostPort(s.Addr())
 	addr := "127.0.0.1:" + port
@@ -82,7 +82,7 @@ func TestAllowedHostsAndWarning(t *testing.T) {
 	}
 	// A loopback bind does not warn.
 	quiet := &syncWriter{}
-	startDoor(t, fanout.Options{Logger: slog.New(slog.NewTextHandler(quiet, nil))})
+	startServer(t, fanout.Options{Logger: slog.New(slog.NewTextHandler(quiet, nil))})
 	if strings.Contains(quiet.String(), "no authentication") {
 		t.Errorf("loopback bind warned: %s", quiet.String())
 	}
@@ -111,7 +111,7 @@ func (s *syncWriter) String() string {
 // ReadTimeout and IdleTimeout; a long poll longer than both still answers.
 func TestHalfSentBodyAndIdleConnectionsAreReaped(t *testing.T) {
 	t.Parallel()
-	s := startDoor(t, fanout.Options{ReadTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
+	s := startServer(t, fanout.Options{ReadTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
 
 	// Half a body: the headers promise 100 bytes, 10 arrive.
 	c, err := net.Dial("tcp", s.Addr())

@@ -42,7 +42,7 @@ func trusting(t *testing.T, certPEM []byte) *http.Client {
 // and plain HTTP still answers on the port.
 func TestTLSWithSDKClients(t *testing.T) {
 	t.Parallel()
-	s := startDoor(t, fanout.Options{TLS: true})
+	s := startServer(t, fanout.Options{TLS: true})
 	if !strings.HasPrefix(s.URL(), "https://127.0.0.1:") {
 		t.Fatal(s.URL())
 	}
@@ -100,7 +100,7 @@ func TestTLSCertFilesAndCLIs(t *testing.T) {
 	if os.WriteFile(certFile, certPEM, 0o600) != nil || os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600) != nil {
 		t.Fatal("writing the key pair")
 	}
-	s := startDoor(t, fanout.Options{TLSCertFile: certFile, TLSKeyFile: keyFile})
+	s := startServer(t, fanout.Options{TLSCertFile: certFile, TLSKeyFile: keyFile})
 	if string(s.TLSCertPEM()) != string(certPEM) {
 		t.Fatal("the given certificate is not served")
 	}

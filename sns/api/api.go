@@ -127,6 +127,10 @@ func (h *Handler) fail(w http.ResponseWriter, rid, op string, err error) {
 }
 
 // writeError writes an SNS error reply. Unlike SQS, SNS sends no <Detail/>.
+// WriteError renders e as SNS's Query ErrorResponse (which has no Detail,
+// unlike SQS's), with a new request id.
+func WriteError(w http.ResponseWriter, e *awserr.Error) { writeError(w, id.UUID(), e) }
+
 func writeError(w http.ResponseWriter, rid string, e *awserr.Error) {
 	var x awswire.XMLWriter
 	x.Header()
