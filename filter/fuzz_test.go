@@ -269,7 +269,10 @@ func FuzzCompile(f *testing.F) {
 }
 
 // TestBoundedWork feeds bodies built to make a naive matcher slow and
-// checks each is answered quickly.
+// checks each is answered. The work budgets in body.go are what bound it;
+// the deadline only catches a hang (a naive matcher takes hours on these),
+// never a slow machine: under -race on a loaded 2-core machine one pair
+// took 7 s.
 func TestBoundedWork(t *testing.T) {
 	t.Parallel()
 	bodies := map[string]string{
@@ -291,7 +294,7 @@ func TestBoundedWork(t *testing.T) {
 			start := time.Now()
 			p.Match(Message{Body: body})
 			p.Explain(Message{Body: body})
-			if d := time.Since(start); d > 3*time.Second {
+			if d := time.Since(start); d > time.Minute {
 				t.Errorf("%s with %s took %v", name, pol, d)
 			}
 		}
