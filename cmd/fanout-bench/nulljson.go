@@ -84,18 +84,26 @@ func (s *jsonScan) value(depth int, key []byte) error {
 	return nil
 }
 
-// str skips a string token starting at the opening quote.
+// str skips a string token starting at the opening quote. It jumps from
+// quote to quote (bytes.IndexByte is vectorised): a quote ends the token
+// unless an odd run of backslashes precedes it.
 func (s *jsonScan) str() error {
-	for s.i++; s.i < len(s.b); s.i++ {
-		switch s.b[s.i] {
-		case '\\':
-			s.i++
-		case '"':
-			s.i++
+	s.i++
+	for {
+		j := bytes.IndexByte(s.b[s.i:], '"')
+		if j < 0 {
+			return errBadJSON
+		}
+		q := s.i + j
+		n := 0
+		for k := q - 1; k >= s.i && s.b[k] == '\\'; k-- {
+			n++
+		}
+		s.i = q + 1
+		if n%2 == 0 {
 			return nil
 		}
 	}
-	return errBadJSON
 }
 
 func (s *jsonScan) object(depth int) error {
