@@ -292,7 +292,7 @@ func printSummary(w io.Writer, rows []summaryRow, rounds int) {
 	const f = "%-30s %-4s %-10s %-18s %10s %10s %9s %9s %10s %10s %10s\n"
 	fmt.Fprintf(w, f, "scenario", "cli", "op", "target", "calls/s", "msgs/s", "p50", "p99", "srvµs/call", "srvµs/msg", "cliµs/call")
 	for _, r := range rows {
-		if r.Target == "fanout/null" {
+		if strings.Contains(r.Target, "/") && !strings.Contains(r.Target, "://") { // a ratio row: fanout/null, null/hello, ...
 			x := func(v float64) string {
 				if v == 0 {
 					return "-"
@@ -303,7 +303,7 @@ func printSummary(w io.Writer, rows []summaryRow, rounds int) {
 			if sampleOp(r.Op) {
 				calls = "-"
 			}
-			fmt.Fprintf(w, f, r.Scenario, r.Client, r.Op, "fanout/null", calls, x(r.MsgsPerSec), x(r.P50us), x(r.P99us),
+			fmt.Fprintf(w, f, r.Scenario, r.Client, r.Op, r.Target, calls, x(r.MsgsPerSec), x(r.P50us), x(r.P99us),
 				x(r.SrvUsPerCall), x(r.SrvUsPerMsg), x(r.CliUsPerCall))
 			continue
 		}
