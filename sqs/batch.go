@@ -145,7 +145,7 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 // them out as slices of the request body: kept as they are, one stored
 // message would keep its nine neighbours' bodies alive with it.
 func detached(in SendInput) SendInput {
-	in.Body = strings.Clone(in.Body)
+	// The body needs no copy: prepare copies it into the message's data.
 	in.GroupID, in.DeduplicationID = strings.Clone(in.GroupID), strings.Clone(in.DeduplicationID)
 	in.Attributes = detachedAttributes(in.Attributes)
 	in.SystemAttributes = detachedAttributes(in.SystemAttributes)

@@ -228,7 +228,7 @@ func (q *Queue) takeForMove(n int, dest func(*message) *Queue) (out []move, stuc
 // the same body and attributes.
 func (q *Queue) redriven(m *message) {
 	c := &message{
-		idMD5: id.UUID() + m.md5Body(), body: m.body, attrs: m.attrs,
+		data: id.UUID() + m.data[36:], attrs: m.attrs,
 		senderID: m.senderID, index: -1,
 	}
 	c.setExt(messageExt{traceHeader: m.x().traceHeader, groupID: m.x().groupID, dedupID: m.x().dedupID})

@@ -301,7 +301,7 @@ func (q *Queue) render(m *message, req receiveReq) Received {
 		MessageID:     m.id(),
 		ReceiptHandle: encodeHandle(q.uid, m.seq, m.handleGen),
 		MD5OfBody:     m.md5Body(),
-		Body:          m.body,
+		Body:          m.body(),
 	}
 	if sel := selectAttributes(m.attrList(), req.attrNames); len(sel) > 0 {
 		r.MessageAttributes = sel
@@ -374,7 +374,7 @@ func (e *Engine) deadLetter(src *Queue, moves []*message) {
 	}
 	for _, m := range moves {
 		c := &message{
-			idMD5: m.idMD5, body: m.body, attrs: m.attrs,
+			data: m.data, attrs: m.attrs,
 			senderID: m.senderID, sentAt: m.sentAt,
 			receiveCount: m.receiveCount, firstReceiveAt: m.firstReceiveAt, index: -1,
 			receivesBefore: m.receiveCount,

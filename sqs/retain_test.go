@@ -42,7 +42,7 @@ func TestBatchKeepsNoSliceOfTheRequest(t *testing.T) {
 	for _, g := range q.fifo.groups {
 		for _, m := range g.msgs.items {
 			a := m.attrList()[0]
-			for _, s := range []string{m.body, m.x().groupID, m.x().dedupID, a.Name, a.DataType, a.StringValue} {
+			for _, s := range []string{m.body(), m.x().groupID, m.x().dedupID, a.Name, a.DataType, a.StringValue} {
 				if inside(s, request) {
 					t.Errorf("the stored message keeps a slice of the request: %.20q", s)
 				}

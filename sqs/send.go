@@ -116,18 +116,19 @@ func (q *Queue) prepare(in SendInput) (*message, SendResult, error) {
 	if cfg.fifo && dedupID == "" {
 		dedupID = contentDedupID(in.Body)
 	}
-	// The message id and the body's MD5 share one allocation.
-	var buf [36 + 32]byte
+	// The message id, the body's MD5 and the body share one allocation,
+	// which also detaches the body from whatever buffer it came in.
+	buf := make([]byte, bodyAt+len(in.Body))
 	id.PutUUID((*[36]byte)(buf[:36]))
 	if len(in.BodyMD5) == 32 {
-		copy(buf[36:], in.BodyMD5)
+		copy(buf[36:bodyAt], in.BodyMD5)
 	} else {
 		sum := md5.Sum(unsafe.Slice(unsafe.StringData(in.Body), len(in.Body))) // read-only view, no copy
-		hex.Encode(buf[36:], sum[:])
+		hex.Encode(buf[36:bodyAt], sum[:])
 	}
+	copy(buf[bodyAt:], in.Body)
 	m := &message{
-		idMD5:    string(buf[:]),
-		body:     in.Body,
+		data:     unsafe.String(&buf[0], len(buf)), // buf is never written again
 		senderID: q.engine.intern(in.SenderID),
 		index:    -1,
 	}
