@@ -352,3 +352,37 @@ func TestCrossAccountRules(t *testing.T) {
 		t.Logf("cross-account DLQ: %v", err)
 	}
 }
+
+// TestQueueURLStyles: --queue-url-style returns LocalStack's shapes, and
+// each shape is accepted back, naming its region.
+func TestQueueURLStyles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct{ style, want string }{
+		{"", "http://127.0.0.1:PORT/111111111111/q"},
+		{"standard", "http://sqs.eu-west-1.localhost.localstack.cloud:PORT/111111111111/q"},
+		{"domain", "http://eu-west-1.queue.localhost.localstack.cloud:PORT/111111111111/q"},
+		{"path", "http://127.0.0.1:PORT/queue/eu-west-1/111111111111/q"},
+	} {
+		s := startServer(t, fanout.Options{QueueURLStyle: c.style})
+		port := s.URL()[strings.LastIndexByte(s.URL(), ':')+1:]
+		cl := clientsAs(s, "111111111111", "eu-west-1")
+		q, err := cl.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("q")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.ReplaceAll(c.want, "PORT", port); *q.QueueUrl != want {
+			t.Errorf("style %q: %s, want %s", c.style, *q.QueueUrl, want)
+		}
+		// A client of another region reaches it by a URL that names the region.
+		other := clientsAs(s, "111111111111", "us-west-2")
+		if c.style != "" {
+			if _, err := other.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("x")}); err != nil {
+				t.Errorf("style %q: send by its URL from another region: %v", c.style, err)
+			}
+		}
+	}
+	if _, err := fanout.New(fanout.Options{QueueURLStyle: "virtual"}); err == nil {
+		t.Error("an unknown style was accepted")
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/fanout/fanout/sns"
 	snsapi "github.com/fanout/fanout/sns/api"
 	"github.com/fanout/fanout/sqs"
+	sqsapi "github.com/fanout/fanout/sqs/api"
 	"github.com/fanout/fanout/topology"
 )
 
@@ -40,6 +41,10 @@ type Options struct {
 	// POST /_fanout/clock can move forward.
 	Clock  clock.Clock
 	Logger *slog.Logger
+	// QueueURLStyle is the shape of the queue URLs SQS returns: "" (the
+	// Host header the client called: http://<host>/<account>/<name>),
+	// "standard", "domain" or "path", as LocalStack's SQS_ENDPOINT_STRATEGY.
+	QueueURLStyle string
 	// NoRecreateWait and NoPurgeWait turn off two AWS guard rails that slow
 	// tests down: QueueDeletedRecently and PurgeQueueInProgress.
 	NoRecreateWait bool
@@ -153,6 +158,11 @@ func build(opts Options) (*Server, error) {
 	}
 	if opts.Account == "" {
 		opts.Account = "000000000000"
+	}
+	switch opts.QueueURLStyle {
+	case sqsapi.URLHost, sqsapi.URLStandard, sqsapi.URLDomain, sqsapi.URLPath:
+	default:
+		return nil, fmt.Errorf("queue URL style %q: use standard, domain or path (or none for the Host header)", opts.QueueURLStyle)
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.NewAdjustable() // real time that /_fanout/clock can move forward

@@ -155,7 +155,8 @@ func (s *Server) newNamespace(account, region string) *namespace {
 	})
 	ns.sns = sns.New(sns.Options{Clock: s.opts.Clock, Region: region, Account: account, Deliverer: s.deliveries,
 		CheckEndpoint: s.checkEndpoint})
-	ns.sqsAPI = sqsapi.New(ns.sqs, s.opts.Logger).WithLookup(func(a, r string) *sqs.Engine { return s.ns.sqsEngine(a, r) })
+	ns.sqsAPI = sqsapi.New(ns.sqs, s.opts.Logger).WithURLStyle(s.opts.QueueURLStyle).
+		WithLookup(func(a, r string) *sqs.Engine { return s.ns.sqsEngine(a, r) })
 	ns.snsAPI = snsapi.New(ns.sns, s.opts.Logger).WithRoute(func(topicArn string) *snsapi.Handler {
 		if region, account, _, ok := splitArn(topicArn, "sns"); ok {
 			if o := s.ns.lookup(account, region); o != nil {

@@ -170,6 +170,7 @@ type serveConfig struct {
 	addr, region, account, level, clockMode string
 	logFormat                               string
 	noRecreate, noPurge, pprof, enforce     bool
+	compat, urlStyle                        string
 	lambdas                                 lambdaFlag
 	smtp                                    string
 	insecure                                bool
@@ -197,6 +198,8 @@ func serveFlags() (*flag.FlagSet, *serveConfig) {
 	fs.BoolVar(&c.noRecreate, "no-recreate-wait", false, "allow re-creating a queue within 60 s of deleting it")
 	fs.StringVar(&c.clockMode, "clock", "real", "real (the wall clock, which POST /_fanout/clock can move forward) or manual (moves only when told)")
 	fs.BoolVar(&c.noPurge, "no-purge-wait", false, "allow more than one PurgeQueue per queue every 60 s")
+	fs.StringVar(&c.compat, "compat", "", "localstack: a migration aid that turns off the guard rails LocalStack lacks (as --no-recreate-wait --no-purge-wait)")
+	fs.StringVar(&c.urlStyle, "queue-url-style", "", "shape of returned queue URLs: standard, domain or path (LocalStack's SQS_ENDPOINT_STRATEGY); default the Host header called")
 	fs.BoolVar(&c.pprof, "pprof", false, "serve net/http/pprof under /_fanout/debug/pprof/")
 	fs.BoolVar(&c.enforce, "enforce-policies", false, "SNS delivers to an SQS queue only if the queue's Policy allows it, as AWS does")
 	fs.Var(c.lambdas, "lambda", "NAME=URL: deliver SNS lambda subscriptions of function NAME to the Lambda Invoke API at URL; repeatable (FANOUT_LAMBDA=name=url,name2=url2)")
@@ -275,6 +278,18 @@ func serve(args []string, lookup func(string) (string, bool), stderr io.Writer) 
 	if !accountRE.MatchString(c.account) {
 		return usagef("--account %q is not a 12-digit AWS account id (e.g. 000000000000)", c.account)
 	}
+	switch c.compat {
+	case "":
+	case "localstack":
+		c.noRecreate, c.noPurge = true, true
+	default:
+		return usagef("--compat %q: use localstack", c.compat)
+	}
+	switch c.urlStyle {
+	case "", "standard", "domain", "path":
+	default:
+		return usagef("--queue-url-style %q: use standard, domain or path", c.urlStyle)
+	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(c.level)); err != nil {
 		return usagef("--log-level %q: use debug, info, warn or error", c.level)
@@ -304,8 +319,8 @@ func serve(args []string, lookup func(string) (string, bool), stderr io.Writer) 
 	opts := fanout.Options{
 		Addr: c.addr, Region: c.region, Account: c.account, Logger: log, Clock: clk,
 		NoRecreateWait: c.noRecreate, NoPurgeWait: c.noPurge, Pprof: c.pprof,
-		EnforcePolicies: c.enforce,
-		Lambda:          c.lambdas, SMTP: c.smtp, InsecureEndpoints: c.insecure, EndpointTimeout: c.timeout,
+		EnforcePolicies: c.enforce, QueueURLStyle: c.urlStyle,
+		Lambda: c.lambdas, SMTP: c.smtp, InsecureEndpoints: c.insecure, EndpointTimeout: c.timeout,
 	}
 	if err := c.door.apply(&opts); err != nil {
 		return err

@@ -153,6 +153,8 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"--region", "Mars"}, status: 2, errOut: `--region "Mars" is not an AWS region name`},
 		{args: []string{"--region", "us-east"}, status: 2, errOut: `--region "us-east"`},
 		{args: []string{"--account", "12345"}, status: 2, errOut: `--account "12345" is not a 12-digit`},
+		{args: []string{"--compat", "moto"}, status: 2, errOut: `--compat "moto": use localstack`},
+		{args: []string{"--queue-url-style", "virtual"}, status: 2, errOut: `--queue-url-style "virtual"`},
 		{args: []string{"--account", "12345678901a"}, status: 2, errOut: `--account`},
 		{args: []string{"--endpoint-timeout", "5"}, status: 2, errOut: "invalid value"},
 		{args: []string{"--lambda", "nourl"}, status: 2, errOut: `"nourl" is not NAME=URL`},

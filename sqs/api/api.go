@@ -37,6 +37,8 @@ type Handler struct {
 	// lookup finds the engine of another account or region that a queue
 	// URL or ARN names; nil when no such engine exists.
 	lookup func(account, region string) *sqs.Engine
+	// urlStyle is the shape of the queue URLs it returns.
+	urlStyle string
 }
 
 // WithLookup lets the handler serve queues of other accounts and regions

@@ -10,18 +10,46 @@ import (
 	"github.com/fanout/fanout/sqs"
 )
 
-// queueURL builds the URL a client should use for name, from the host it
-// called us on: http://<host>/<account>/<name>.
+// queueURL builds the URL a client should use for name, in the handler's
+// URL style (see URLStyle); by default from the host it called us on:
+// http://<host>/<account>/<name>.
 func (h *Handler) queueURL(r *request, name string) string {
 	host := r.host
 	if host == "" {
 		host = "localhost:4566"
 	}
-	scheme := "http://"
-	if r.tls {
-		scheme = "https://"
+	e := r.engine
+	switch h.urlStyle {
+	case URLStandard, URLDomain:
+		port := "4566"
+		if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+			port = host[i+1:]
+		}
+		if h.urlStyle == URLStandard {
+			host = "sqs." + e.Region() + ".localhost.localstack.cloud:" + port
+		} else {
+			host = e.Region() + ".queue.localhost.localstack.cloud:" + port
+		}
+	case URLPath:
+		return "http://" + host + "/queue/" + e.Region() + "/" + e.Account() + "/" + name
 	}
-	return scheme + host + "/" + r.engine.Account() + "/" + name
+	return "http://" + host + "/" + e.Account() + "/" + name
+}
+
+// URL styles: the shapes of the queue URLs fanout returns, after
+// LocalStack's SQS_ENDPOINT_STRATEGY. Every shape is accepted as input
+// whatever the style.
+const (
+	URLHost     = ""         // http://<Host header>/<account>/<name> (default)
+	URLStandard = "standard" // http://sqs.<region>.localhost.localstack.cloud:<port>/<account>/<name>
+	URLDomain   = "domain"   // http://<region>.queue.localhost.localstack.cloud:<port>/<account>/<name>
+	URLPath     = "path"     // http://<Host header>/queue/<region>/<account>/<name>
+)
+
+// WithURLStyle sets the shape of the queue URLs the handler returns.
+func (h *Handler) WithURLStyle(style string) *Handler {
+	h.urlStyle = style
+	return h
 }
 
 // queue resolves the QueueUrl parameter, or for the Query protocol a call
