@@ -148,7 +148,7 @@ func TestMemoryPerAccount(t *testing.T) {
 	perRead := (int64(read) - int64(before)) / n
 	t.Logf("per account: only read %d B; after its first queue %d B; and a topic %d B more", perRead,
 		(int64(used)-int64(read))/n, (int64(both)-int64(used))/n)
-	if perRead > 256 {
+	if perRead > 1024 { // a kept namespace costs more than 1 KB; allow for heap noise
 		t.Errorf("an account that was only read keeps %d bytes", perRead)
 	}
 }
