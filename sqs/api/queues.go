@@ -18,6 +18,10 @@ func (h *Handler) queueURL(r *request, name string) string {
 	if host == "" {
 		host = "localhost:4566"
 	}
+	scheme := "http://"
+	if r.tls {
+		scheme = "https://"
+	}
 	e := r.engine
 	switch h.urlStyle {
 	case URLStandard, URLDomain:
@@ -31,9 +35,9 @@ func (h *Handler) queueURL(r *request, name string) string {
 			host = e.Region() + ".queue.localhost.localstack.cloud:" + port
 		}
 	case URLPath:
-		return "http://" + host + "/queue/" + e.Region() + "/" + e.Account() + "/" + name
+		return scheme + host + "/queue/" + e.Region() + "/" + e.Account() + "/" + name
 	}
-	return "http://" + host + "/" + e.Account() + "/" + name
+	return scheme + host + "/" + e.Account() + "/" + name
 }
 
 // URL styles: the shapes of the queue URLs fanout returns, after
