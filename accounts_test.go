@@ -3,7 +3,9 @@ package fanout_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -384,5 +386,44 @@ func TestQueueURLStyles(t *testing.T) {
 	}
 	if _, err := fanout.New(fanout.Options{QueueURLStyle: "virtual"}); err == nil {
 		t.Error("an unknown style was accepted")
+	}
+}
+
+// TestLocalStackMessagesOfAnotherAccount: LocalStack's /_aws/sqs/messages
+// finds a queue of any account and region, by path or by QueueUrl.
+func TestLocalStackMessagesOfAnotherAccount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := startServer(t, fanout.Options{})
+	c := clientsAs(s, "111111111111", "eu-west-1")
+	q, err := c.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("peek")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("peeked")}); err != nil {
+		t.Fatal(err)
+	}
+	port := s.URL()[strings.LastIndexByte(s.URL(), ':')+1:]
+	for _, path := range []string{
+		"/_aws/sqs/messages/eu-west-1/111111111111/peek",
+		"/_aws/sqs/messages?QueueUrl=" + url.QueryEscape("http://sqs.eu-west-1.localhost.localstack.cloud:"+port+"/111111111111/peek"),
+	} {
+		resp, err := http.Get(s.URL() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), "peeked") {
+			t.Errorf("%s: %d %s", path, resp.StatusCode, b)
+		}
+	}
+	resp, err := http.Get(s.URL() + "/_aws/sqs/messages/us-east-1/111111111111/peek")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Errorf("another region's queue: %d", resp.StatusCode)
 	}
 }

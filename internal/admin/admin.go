@@ -28,6 +28,9 @@ type Deps struct {
 	Clock   clock.Clock
 	SQS     *sqs.Engine
 	SNS     *sns.Engine
+	// SQSOf, when set, is the SQS engine of another account and region
+	// (nil when none exists), for LocalStack's /_aws/sqs/messages.
+	SQSOf func(account, region string) *sqs.Engine
 	// Deliveries is the SNS delivery dispatcher: its records and counts.
 	Deliveries *delivery.Dispatcher
 	Pprof      bool // serve net/http/pprof under /_fanout/debug/pprof/

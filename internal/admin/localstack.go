@@ -72,7 +72,7 @@ func (d Deps) localstackMessages(w http.ResponseWriter, r *http.Request) {
 		fail(sqs.ErrInvalidParameterValue.New("%s", err.Error()))
 		return
 	}
-	name, e := d.localstackQueue(r)
+	engine, name, e := d.localstackQueue(r)
 	if e != nil {
 		fail(e)
 		return
@@ -84,7 +84,7 @@ func (d Deps) localstackMessages(w http.ResponseWriter, r *http.Request) {
 	if delayed {
 		states = append(states, sqs.MessageDelayed)
 	}
-	page, err := d.SQS.Peek(name, sqs.PeekOptions{States: states, Limit: sqs.MaxPeekLimit})
+	page, err := engine.Peek(name, sqs.PeekOptions{States: states, Limit: sqs.MaxPeekLimit})
 	if err != nil {
 		var ae *awserr.Error
 		if !asAWS(err, &ae) {
@@ -123,32 +123,50 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// localstackQueue finds the queue a request names: ?QueueUrl=… (its last
-// two path segments are the account and the name) or the path form
-// /_aws/sqs/messages/{region}/{account}/{queue}.
-func (d Deps) localstackQueue(r *http.Request) (string, *awserr.Error) {
+// localstackQueue finds the queue a request names, and the engine of its
+// account and region: ?QueueUrl=… (its last two path segments are the
+// account and the name; the region comes from an sqs.<region>. or
+// <region>.queue. host or a /queue/<region>/ path, else the default) or
+// the path form /_aws/sqs/messages/{region}/{account}/{queue}.
+func (d Deps) localstackQueue(r *http.Request) (*sqs.Engine, string, *awserr.Error) {
 	region, account, name := d.SQS.Region(), "", ""
 	if v := mux.Vars(r); v["queue"] != "" {
 		region, account, name = v["region"], v["account"], v["queue"]
 	} else {
 		raw := r.URL.Query().Get("QueueUrl")
 		if raw == "" {
-			return "", sqs.ErrMissingParameter.New("The request must contain the parameter QueueUrl.")
+			return nil, "", sqs.ErrMissingParameter.New("The request must contain the parameter QueueUrl.")
 		}
 		u, err := url.Parse(raw)
 		parts := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
 		if err != nil || len(parts) < 2 {
-			return "", sqs.ErrInvalidAddress.New("The address %s is not valid for this endpoint.", raw)
+			return nil, "", sqs.ErrInvalidAddress.New("The address %s is not valid for this endpoint.", raw)
 		}
 		account, name = parts[len(parts)-2], parts[len(parts)-1]
+		labels := strings.Split(u.Hostname(), ".")
+		switch {
+		case len(parts) >= 4 && parts[len(parts)-4] == "queue":
+			region = parts[len(parts)-3]
+		case len(labels) >= 3 && labels[0] == "sqs":
+			region = labels[1]
+		case len(labels) >= 3 && labels[1] == "queue":
+			region = labels[0]
+		}
 	}
+	engine := d.SQS
 	if region != d.SQS.Region() || account != d.SQS.Account() {
-		return "", sqs.QueueDoesNotExist().(*awserr.Error)
+		engine = nil
+		if d.SQSOf != nil {
+			engine = d.SQSOf(account, region)
+		}
 	}
-	if _, err := d.SQS.Queue(name); err != nil {
-		return "", sqs.QueueDoesNotExist().(*awserr.Error)
+	if engine == nil {
+		return nil, "", sqs.QueueDoesNotExist().(*awserr.Error)
 	}
-	return name, nil
+	if _, err := engine.Queue(name); err != nil {
+		return nil, "", sqs.QueueDoesNotExist().(*awserr.Error)
+	}
+	return engine, name, nil
 }
 
 func asAWS(err error, ae **awserr.Error) bool {
