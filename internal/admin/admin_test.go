@@ -560,3 +560,42 @@ func TestQueueListShowsOldestAgeAndTags(t *testing.T) {
 		t.Fatalf("%+v", list)
 	}
 }
+
+func TestQueueListPages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, n := range []string{"q-a", "q-b", "q-c", "q-d", "q-e"} {
+		e.queue(n, nil)
+	}
+	type page struct {
+		Queues []struct{ Name string }
+		Next   string
+	}
+	var names []string
+	next := ""
+	for pages := 0; ; pages++ {
+		if pages > 5 {
+			t.Fatal("paging does not end")
+		}
+		var p page
+		e.json("GET", "/_fanout/sqs/queues?limit=2&next="+next, "", 200, &p)
+		if len(p.Queues) > 2 {
+			t.Fatalf("page of %d queues with limit=2", len(p.Queues))
+		}
+		for _, q := range p.Queues {
+			names = append(names, q.Name)
+		}
+		if p.Next == "" {
+			break
+		}
+		next = p.Next
+	}
+	if strings.Join(names, ",") != "q-a,q-b,q-c,q-d,q-e" {
+		t.Fatalf("pages gave %v", names)
+	}
+	for _, bad := range []string{"?limit=abc", "?limit=1001", "?limit=-1"} {
+		if code, body, _ := e.call("GET", "/_fanout/sqs/queues"+bad, ""); code != 400 {
+			t.Errorf("%s: %d %s, want 400", bad, code, body)
+		}
+	}
+}

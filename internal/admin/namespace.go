@@ -30,7 +30,7 @@ var summaries = map[string]string{
 	"GET /_fanout/clock":                      "fanout's time, its offset from the wall clock and the clock mode",
 	"POST /_fanout/clock":                     `{"advance":"36h"}: move the clock forward and run everything that falls due, in order`,
 	"GET /_fanout/clock/due":                  "what falls due next: retries, delayed messages, visibility timeouts (?limit=N)",
-	"GET /_fanout/sqs/queues":                 "every queue: visible, in flight, delayed, oldest message age, DLQ and redrive sources",
+	"GET /_fanout/sqs/queues":                 "every queue: visible, in flight, delayed, oldest message age, DLQ and redrive sources (?limit=N, ?next=)",
 	"GET /_fanout/sqs/queues/{name}/messages": "peek without consuming: ?state=visible,inflight,delayed&limit=N",
 	"POST /_fanout/sqs/queues/{name}/send":    `{"body":…,"attributes":{…},"delaySeconds":N}: SendMessage from the dashboard`,
 	"POST /_fanout/sqs/queues/{name}/purge":   "PurgeQueue (its 60-second guard rail applies)",

@@ -3,6 +3,7 @@ package admin
 import (
 	"encoding/json"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -85,9 +86,30 @@ func arnName(arn string) string {
 
 // queues lists every queue with its message counts and, for fair queues,
 // how many message groups are noisy now.
-func (d Deps) queues(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"queues": d.queueViews()})
+// queues answers a page of queueViews in name order: ?limit (default and
+// most 1000) and ?next, the name the previous page's "next" gave.
+func (d Deps) queues(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, err := intParam(q, "limit", maxQueuePage, maxQueuePage)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	views := d.queueViews() // sorted by name; DLQ sources need every queue
+	if after := q.Get("next"); after != "" {
+		views = views[sort.Search(len(views), func(i int) bool { return views[i].Name >= after }):]
+	}
+	page := map[string]any{}
+	if len(views) > limit {
+		page["next"] = views[limit].Name
+		views = views[:limit]
+	}
+	page["queues"] = views
+	writeJSON(w, http.StatusOK, page)
 }
+
+// maxQueuePage bounds one reply of GET /_fanout/sqs/queues.
+const maxQueuePage = 1000
 
 // subscriptionView adds the dispatcher's outcome counts to a subscription.
 type subscriptionView struct {
