@@ -212,17 +212,7 @@ func localstackXML(x *awswire.XMLWriter, m sqs.PeekedMessage, marks bool) {
 		x.Elem("MD5OfMessageAttributes", m.MD5OfMessageAttributes)
 	}
 	for _, a := range m.MessageAttributes {
-		x.Open("MessageAttribute")
-		x.Elem("Name", a.Name)
-		x.Open("Value")
-		if a.BinaryValue != nil {
-			x.Elem("BinaryValue", base64.StdEncoding.EncodeToString(a.BinaryValue))
-		} else {
-			x.Elem("StringValue", a.StringValue)
-		}
-		x.Elem("DataType", a.DataType)
-		x.Close("Value")
-		x.Close("MessageAttribute")
+		x.MessageAttribute(a.Name, a.DataType, a.StringValue, a.BinaryValue)
 	}
 	x.Close("Message")
 }

@@ -1,6 +1,7 @@
 package awswire
 
 import (
+	"encoding/base64"
 	"strconv"
 	"unicode/utf8"
 )
@@ -63,6 +64,22 @@ func (w *XMLWriter) Bool(tag string, b bool) {
 	w.Open(tag)
 	w.Buf = strconv.AppendBool(w.Buf, b)
 	w.Close(tag)
+}
+
+// MessageAttribute writes one SQS <MessageAttribute> as ReceiveMessage
+// replies carry it: a binary value in base64, anything else as a string.
+func (w *XMLWriter) MessageAttribute(name, dataType, stringValue string, binaryValue []byte) {
+	w.Open("MessageAttribute")
+	w.Elem("Name", name)
+	w.Open("Value")
+	if binaryValue != nil {
+		w.Elem("BinaryValue", base64.StdEncoding.EncodeToString(binaryValue))
+	} else {
+		w.Elem("StringValue", stringValue)
+	}
+	w.Elem("DataType", dataType)
+	w.Close("Value")
+	w.Close("MessageAttribute")
 }
 
 // AppendEscaped escapes text the way SQS and SNS do: the five XML specials as

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"encoding/base64"
-
 	"github.com/fanout/fanout/internal/awswire"
 	"github.com/fanout/fanout/sqs"
 )
@@ -226,17 +224,7 @@ func (r receiveReply) xml(x *awswire.XMLWriter) {
 			x.Elem("MD5OfMessageAttributes", m.MD5OfAttrs)
 		}
 		for _, a := range m.MessageAttributes {
-			x.Open("MessageAttribute")
-			x.Elem("Name", a.Name)
-			x.Open("Value")
-			if a.BinaryValue != nil {
-				x.Elem("BinaryValue", base64.StdEncoding.EncodeToString(a.BinaryValue))
-			} else {
-				x.Elem("StringValue", a.StringValue)
-			}
-			x.Elem("DataType", a.DataType)
-			x.Close("Value")
-			x.Close("MessageAttribute")
+			x.MessageAttribute(a.Name, a.DataType, a.StringValue, a.BinaryValue)
 		}
 		x.Close("Message")
 	}
