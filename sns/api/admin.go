@@ -99,14 +99,20 @@ func paging(w http.ResponseWriter, q url.Values) (limit int, next string, ok boo
 	return limit, q.Get("next"), true
 }
 
+// ringPaging is paging for the delivery ring's views (records, outbox),
+// whose ?next must be a token the ring gave out.
+func ringPaging(w http.ResponseWriter, q url.Values) (limit int, next string, ok bool) {
+	if limit, next, ok = paging(w, q); ok && !delivery.ValidPageToken(next) {
+		badRequest(w, "next: "+strconv.Quote(next)+" is not a token from a previous page")
+		return 0, "", false
+	}
+	return limit, next, ok
+}
+
 func serveRecords(w http.ResponseWriter, req *http.Request, d Deliveries) {
 	q := req.URL.Query()
-	limit, next, ok := paging(w, q)
+	limit, next, ok := ringPaging(w, q)
 	if !ok {
-		return
-	}
-	if !delivery.ValidPageToken(next) {
-		badRequest(w, "next: "+strconv.Quote(next)+" is not a token from a previous page")
 		return
 	}
 	status := q.Get("status")
@@ -144,12 +150,8 @@ func serveRecords(w http.ResponseWriter, req *http.Request, d Deliveries) {
 
 func serveOutbox(w http.ResponseWriter, req *http.Request, d Deliveries) {
 	q := req.URL.Query()
-	limit, next, ok := paging(w, q)
+	limit, next, ok := ringPaging(w, q)
 	if !ok {
-		return
-	}
-	if !delivery.ValidPageToken(next) {
-		badRequest(w, "next: "+strconv.Quote(next)+" is not a token from a previous page")
 		return
 	}
 	page := d.OutboxPage(delivery.OutboxQuery{Protocol: q.Get("protocol"), Endpoint: q.Get("endpoint"), Limit: limit, After: next})
