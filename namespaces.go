@@ -157,6 +157,9 @@ func (s *Server) newNamespace(account, region string) *namespace {
 		CheckEndpoint: s.checkEndpoint})
 	ns.sqsAPI = sqsapi.New(ns.sqs, s.opts.Logger).WithURLStyle(s.opts.QueueURLStyle).
 		WithLookup(func(a, r string) *sqs.Engine { return s.ns.sqsEngine(a, r) })
+	if s.opts.EnforcePolicies {
+		ns.sqsAPI.WithAuthorizer(authorizeSQS)
+	}
 	ns.snsAPI = snsapi.New(ns.sns, s.opts.Logger).WithRoute(func(topicArn string) *snsapi.Handler {
 		if region, account, _, ok := splitArn(topicArn, "sns"); ok {
 			if o := s.ns.lookup(account, region); o != nil {

@@ -33,6 +33,9 @@ var (
 	// RequestThrottled is what a send gets while storing would pass the
 	// memory limit (memlimit.go).
 	ErrRequestThrottled = kind("RequestThrottled", "")
+	// AccessDenied is a call on another account's queue that its Policy
+	// does not allow (fanout checks with --enforce-policies only).
+	ErrAccessDenied = awserr.Kind{Code: "AccessDeniedException", QueryCode: "AccessDenied", Status: 403, Fault: awserr.Sender}
 	// ResourceNotFoundException is 404 on the Query protocol.
 	ErrResourceNotFound = awserr.Kind{Code: "ResourceNotFoundException", Status: 400, QueryStatus: 404, Fault: awserr.Sender}
 )
@@ -49,7 +52,7 @@ var Catalogue = []awserr.Kind{
 	ErrUnknownOperation, ErrSerialization, ErrBatchEntryIdsNotDist, ErrBatchRequestTooLong,
 	ErrEmptyBatchRequest, ErrInvalidBatchEntryID, ErrTooManyEntries, ErrQueueDeletedRecently,
 	ErrUnsupportedOperation, ErrMessageNotInflight, ErrPurgeQueueInProgress, ErrResourceNotFound,
-	ErrRequestThrottled,
+	ErrRequestThrottled, ErrAccessDenied,
 }
 
 // queueDoesNotExist is the error every action returns for a missing queue;

@@ -39,6 +39,22 @@ type Handler struct {
 	lookup func(account, region string) *sqs.Engine
 	// urlStyle is the shape of the queue URLs it returns.
 	urlStyle string
+	// authorize, when set, decides a call on a queue of another account
+	// than the engine's (the caller's): see WithAuthorizer.
+	authorize Authorizer
+}
+
+// Authorizer decides whether caller (an account id) may call action on q, a
+// queue of another account's engine owner; q is nil when the call names the
+// queue by an ARN or a move task handle and no such queue exists. An error
+// (AWS's) ends the call.
+type Authorizer func(action, caller string, owner *sqs.Engine, q *sqs.Queue) error
+
+// WithAuthorizer makes every call on another account's queue ask authorize
+// first, as AWS asks the queue's Policy.
+func (h *Handler) WithAuthorizer(authorize Authorizer) *Handler {
+	h.authorize = authorize
+	return h
 }
 
 // WithLookup lets the handler serve queues of other accounts and regions
@@ -69,6 +85,7 @@ type request struct {
 	tls      bool // called over HTTPS: queue URLs say https
 	path     string
 	senderID string
+	op       string // the action, for the authorizer
 }
 
 // reply is an action's result, renderable in both protocols. A nil reply is
@@ -142,7 +159,7 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 		h.fail(w, rid, false, op, err)
 		return
 	}
-	req := &request{engine: h.engine, ctx: r.Context(), in: in, host: r.Host, tls: r.TLS != nil, path: r.URL.Path, senderID: senderID(r)}
+	req := &request{engine: h.engine, ctx: r.Context(), in: in, host: r.Host, tls: r.TLS != nil, path: r.URL.Path, senderID: senderID(r), op: op}
 	if awswire.Noting(w) {
 		awswire.NoteCall(w, "sqs", op, req.resource())
 	}
@@ -227,7 +244,7 @@ func (h *Handler) ServeQuery(w http.ResponseWriter, r *http.Request, params url.
 		h.fail(w, rid, true, op, sqs.ErrInvalidAction.New("The action %s is not valid for this endpoint.", op))
 		return
 	}
-	req := &request{engine: h.engine, ctx: r.Context(), in: queryInput{awswire.NewForm(params)}, query: true, host: r.Host, tls: r.TLS != nil, path: r.URL.Path, senderID: senderID(r)}
+	req := &request{engine: h.engine, ctx: r.Context(), in: queryInput{awswire.NewForm(params)}, query: true, host: r.Host, tls: r.TLS != nil, path: r.URL.Path, senderID: senderID(r), op: op}
 	if awswire.Noting(w) {
 		awswire.NoteCall(w, "sqs", op, req.resource())
 	}

@@ -1,8 +1,29 @@
 package api
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+
 	"github.com/fanout/fanout/internal/awswire"
+	"github.com/fanout/fanout/sqs"
 )
+
+// handleSource is the source queue ARN a move task handle names, "" when
+// it is not one: the handle is base64 of {"taskId":…,"sourceArn":…}.
+func handleSource(handle string) string {
+	raw, err := base64.StdEncoding.DecodeString(handle)
+	if err != nil {
+		return ""
+	}
+	var h struct {
+		SourceArn string `json:"sourceArn"`
+	}
+	if json.Unmarshal(raw, &h) != nil {
+		return ""
+	}
+	return h.SourceArn
+}
 
 type taskHandleReply struct {
 	TaskHandle string `json:"TaskHandle"`
@@ -36,6 +57,17 @@ func (r movedReply) xml(x *awswire.XMLWriter) {
 }
 
 func (h *Handler) cancelMessageMoveTask(r *request) (reply, error) {
+	// A handle names its source queue's ARN: the task is in that account
+	// and region (a handle that does not decode is the engine's to refuse).
+	if src := strings.SplitN(handleSource(r.in.str("TaskHandle")), ":", 6); len(src) == 6 {
+		if err := h.into(r, src[4], src[3]); err != nil {
+			return nil, sqs.ErrResourceNotFound.New("Task does not exist.")
+		}
+		q, _ := r.engine.Queue(src[5])
+		if err := h.authorized(r, q); err != nil {
+			return nil, err
+		}
+	}
 	n, err := r.engine.CancelMoveTask(r.in.str("TaskHandle"))
 	if err != nil {
 		return nil, err

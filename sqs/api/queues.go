@@ -88,7 +88,20 @@ func (h *Handler) queue(r *request) (*sqs.Queue, error) {
 	if err := h.into(r, account, region); err != nil {
 		return nil, err
 	}
-	return r.engine.Queue(name)
+	q, err := r.engine.Queue(name)
+	if err != nil {
+		return nil, err
+	}
+	return q, h.authorized(r, q)
+}
+
+// authorized asks the authorizer about a call that r's resolution took to
+// another account's engine (q may be nil: see Authorizer).
+func (h *Handler) authorized(r *request, q *sqs.Queue) error {
+	if h.authorize == nil || r.engine.Account() == h.engine.Account() {
+		return nil
+	}
+	return h.authorize(r.op, h.engine.Account(), r.engine, q)
 }
 
 // into points r at the engine of account and region (region "" is r's):
@@ -122,7 +135,8 @@ func (h *Handler) intoArn(r *request, arn string) error {
 	if err := h.into(r, parts[4], parts[3]); err != nil {
 		return sqs.ErrResourceNotFound.New("The resource that you specified for the SourceArn parameter doesn't exist.")
 	}
-	return nil
+	q, _ := r.engine.Queue(parts[5])
+	return h.authorized(r, q)
 }
 
 // urlRegion is the region a queue URL's host names: sqs.<region>.<domain>
@@ -224,6 +238,9 @@ func (h *Handler) getQueueURL(r *request) (reply, error) {
 	}
 	q, err := r.engine.Queue(name)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.authorized(r, q); err != nil {
 		return nil, err
 	}
 	return queueURLReply{h.queueURL(r, q.Name())}, nil
