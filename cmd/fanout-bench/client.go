@@ -127,7 +127,13 @@ type sdkClient struct {
 }
 
 func newSDKClient(endpoint string, hc *http.Client) *sdkClient {
-	creds := credentials.NewStaticCredentialsProvider("fanout", "fanout", "")
+	return newSDKClientKey(endpoint, hc, "fanout")
+}
+
+// newSDKClientKey is newSDKClient with access key id key (a 12-digit key
+// selects that account).
+func newSDKClientKey(endpoint string, hc *http.Client, key string) *sdkClient {
+	creds := credentials.NewStaticCredentialsProvider(key, "fanout", "")
 	return &sdkClient{
 		sqs: sqs.New(sqs.Options{
 			Region:       "us-east-1",
@@ -299,6 +305,9 @@ func (c *sdkClient) deleteTopic(ctx context.Context, topicARN string) error {
 type rawClient struct {
 	hc       *http.Client
 	endpoint string
+	// sqsAuth and snsAuth, when set (withKey), sign every call, JSON ones
+	// included, with one access key id; else Query calls carry hdrAuth.
+	sqsAuth, snsAuth []string
 }
 
 // Header values are pre-built slices so each request avoids re-canonicalising.
@@ -312,7 +321,7 @@ var (
 )
 
 func init() {
-	for _, a := range []string{"SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessageBatch"} {
+	for _, a := range []string{"SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessageBatch", "CreateQueue", "DeleteQueue"} {
 		targets[a] = []string{"AmazonSQS." + a}
 	}
 }
@@ -327,8 +336,15 @@ func (c *rawClient) post(ctx context.Context, contentType, target []string, body
 	req.Header["Content-Type"] = contentType
 	if target != nil {
 		req.Header["X-Amz-Target"] = target
+		if c.sqsAuth != nil {
+			req.Header["Authorization"] = c.sqsAuth
+			req.Header["X-Amz-Date"] = hdrDate
+		}
 	} else {
 		req.Header["Authorization"] = hdrAuth
+		if c.snsAuth != nil {
+			req.Header["Authorization"] = c.snsAuth
+		}
 		req.Header["X-Amz-Date"] = hdrDate
 	}
 	resp, err := c.hc.Do(req)

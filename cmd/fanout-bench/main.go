@@ -108,6 +108,10 @@ type config struct {
 	memory      int         // --memory: messages to pre-fill; 0 runs the scenarios
 	soak        soakOptions // --soak: its duration; 0 runs the scenarios
 	hello       bool        // internal: --serve-null runs the hello handler instead
+	// The scale scenarios' counts (scale.go, longpoll.go).
+	queues, topics, accounts, emptyAccounts int
+	polls, pollQueues, pollRate             int
+	pollWait                                int // long-polls' WaitTimeSeconds; 0 is 20 (tests shorten it)
 	rounds      int
 	fanoutBin   string
 	json        bool
@@ -165,6 +169,13 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		rounds  = fs.Int("rounds", 0, "rounds per scenario and target; results are medians (default 3 with --target both, else 1)")
 		bin     = fs.String("fanout-bin", "", "fanout binary to launch (default: go build ./cmd/fanout)")
 		asJSON  = fs.Bool("json", false, "print results as JSON on stdout (the text report moves to stderr)")
+		nQueues = fs.Int("queues", 100000, "queues-many: queues to spread sends over (at most 1000000)")
+		nTopics = fs.Int("topics", 10000, "topics-many: topics to spread publishes over, each with one SQS subscription (at most 100000)")
+		nPolls  = fs.Int("polls", 10000, "long-polls: concurrent long polls, one connection each (at most 50000, and RLIMIT_NOFILE)")
+		pollQs  = fs.Int("poll-queues", 1000, "long-polls: queues the polls wait on (at most --polls)")
+		pollHz  = fs.Int("poll-rate", 500, "long-polls: sends per second, in all, to random queues (at most 10000)")
+		nAccts  = fs.Int("accounts", 100, "accounts: accounts to spread traffic over (at most 10000)")
+		nEmpty  = fs.Int("empty-accounts", 1000, "accounts: empty accounts whose memory is measured on a fanout of their own (0: none; at most 100000)")
 	)
 	fs.StringVar(serveAddr, "serve-null", "", "internal: run the null server on this address")
 	hello := fs.Bool("serve-hello", false, "internal: with --serve-null, run the hello handler")
@@ -198,6 +209,8 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		hanging:   *hanging,
 		memory:    *memory,
 		fanoutBin: *bin,
+		queues:    *nQueues, topics: *nTopics, polls: *nPolls, pollQueues: *pollQs, pollRate: *pollHz,
+		accounts: *nAccts, emptyAccounts: *nEmpty,
 		json:      *asJSON,
 		soak: soakOptions{duration: *soakD, sample: *soakS, drain: *soakDr, clients: *clients,
 			size: *size, window: *soakW},
@@ -226,7 +239,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	}
 	if cfg.rounds <= 0 {
 		cfg.rounds = 1
-		if len(cfg.targets) > 1 {
+		if len(cfg.targets) > 1 || slices.ContainsFunc(cfg.scenarios, isScale) {
 			cfg.rounds = 3
 		}
 	}
@@ -285,6 +298,16 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		return nil, fmt.Errorf("--soak needs --clients %d or more", minSoakClients)
 	case cfg.soak.window < 1 || cfg.soak.drain <= 0:
 		return nil, errors.New("--soak-window must be at least 1 and --soak-drain positive")
+	case cfg.queues < 1 || cfg.queues > 1_000_000:
+		return nil, errors.New("--queues must be 1..1000000")
+	case cfg.topics < 1 || cfg.topics > 100_000:
+		return nil, errors.New("--topics must be 1..100000")
+	case cfg.polls < 1 || cfg.polls > 50_000 || cfg.pollQueues < 1 || cfg.pollQueues > cfg.polls:
+		return nil, errors.New("--polls must be 1..50000 and --poll-queues 1..--polls")
+	case cfg.pollRate < 1 || cfg.pollRate > 10_000:
+		return nil, errors.New("--poll-rate must be 1..10000")
+	case cfg.accounts < 1 || cfg.accounts > 10_000 || cfg.emptyAccounts < 0 || cfg.emptyAccounts > 100_000:
+		return nil, errors.New("--accounts must be 1..10000 and --empty-accounts 0..100000")
 	}
 	return cfg, nil
 }
@@ -378,6 +401,9 @@ func (cfg *config) paramVariants() []variant {
 	var out []variant
 	for _, name := range cfg.scenarios {
 		sc := findScenario(name)
+		if sc.scale != nil {
+			continue // runScale runs them, each on fanouts of its own
+		}
 		var params []int
 		switch sc.param {
 		case "groups":
@@ -451,7 +477,11 @@ func run(ctx context.Context, cfg *config) error {
 		}
 	}()
 	clients := map[*target]*clientSet{}
+	plain := cfg.variants()
 	for _, name := range cfg.targets {
+		if len(plain) == 0 {
+			break // only scale scenarios, which start fanouts of their own
+		}
 		t, err := startTarget(ctx, name, bin, cfg.sizes)
 		if err != nil {
 			return err
@@ -480,7 +510,7 @@ func run(ctx context.Context, cfg *config) error {
 	var results []*result
 	runID := strconv.FormatInt(time.Now().UnixNano()%(1<<40), 36)
 	seq := 0
-	for _, v := range cfg.variants() {
+	for _, v := range plain {
 		for _, kind := range cfg.clientKinds {
 			for round := 1; round <= cfg.rounds; round++ {
 				for _, t := range targets {
@@ -524,6 +554,25 @@ func run(ctx context.Context, cfg *config) error {
 			}
 		}
 	}
+	for _, name := range cfg.scenarios {
+		sc := findScenario(name)
+		if sc.scale == nil {
+			continue
+		}
+		if !slices.Contains(cfg.targets, "fanout") {
+			fmt.Fprintf(report, "%s skipped: it needs --target fanout (it starts fanouts of its own)\n", name)
+			continue
+		}
+		res, err := runScale(ctx, cfg, bin, sc, runID, report)
+		results = append(results, res...)
+		if ctx.Err() != nil {
+			fmt.Fprintln(os.Stderr, "interrupted; results so far:")
+			return finish(cfg, report, results)
+		}
+		if err != nil {
+			fmt.Fprintf(report, "%s: %v\n", name, err)
+		}
+	}
 	return finish(cfg, report, results)
 }
 
@@ -536,10 +585,14 @@ func finish(cfg *config, report io.Writer, results []*result) error {
 	}
 	costs := filterCosts(sum)
 	printFilterCosts(report, costs)
+	scale := scaleCosts(sum)
+	printScaleCosts(report, scale)
 	if cfg.json {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(jsonReport(cfg, results, sum, costs))
+		out := jsonReport(cfg, results, sum, costs)
+		out["scale_cost"] = scale
+		return enc.Encode(out)
 	}
 	return nil
 }

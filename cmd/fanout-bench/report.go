@@ -12,11 +12,14 @@ import (
 
 // opOrder fixes the row order within a run: the primary op comes first, then
 // these, then anything else alphabetically.
-var opOrder = []string{"send", "send-batch", "publish", "delivered", "attempt", "gave-up", "receive", "delete", "e2e"}
+var opOrder = []string{"send", "send-batch", "publish", "delivered", "attempt", "gave-up", "receive", "delete", "e2e", "wake"}
 
 // sampleOp reports whether op counts samples or messages rather than calls
-// (e2e latency, the http-delivery sink's receipts), so calls/s means nothing.
-func sampleOp(op string) bool { return op == "e2e" || op == "delivered" || op == "gave-up" }
+// (e2e and wake latency, the http-delivery sink's receipts), so calls/s
+// means nothing.
+func sampleOp(op string) bool {
+	return op == "e2e" || op == "delivered" || op == "gave-up" || op == "wake"
+}
 
 func sortedOps(r *result) []string {
 	ops := make([]string, 0, len(r.Ops))
@@ -481,7 +484,7 @@ type jsonRun struct {
 	Ops          []jsonOp `json:"ops"`
 }
 
-func jsonReport(cfg *config, results []*result, sum []summaryRow, costs []filterCost) any {
+func jsonReport(cfg *config, results []*result, sum []summaryRow, costs []filterCost) map[string]any {
 	runs := make([]jsonRun, 0, len(results))
 	for _, r := range results {
 		jr := jsonRun{

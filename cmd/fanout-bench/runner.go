@@ -28,6 +28,8 @@ type env struct {
 	size   int        // the variant's message body size
 	// sinkFail is the variant's --sink-fail share.
 	sinkFail float64
+	side     *scaleSide // a scale scenario's side, set up once
+	mode     string     // a scale scenario's mode (accounts: send, publish)
 
 	cleanups            []func(context.Context) error
 	notes               []string // printed under the run's rows
@@ -60,7 +62,8 @@ type worker struct {
 	id     int
 	ph     *phase
 	stats  statSet
-	misses int // consecutive empty receives, for drain
+	misses int       // consecutive empty receives, for drain
+	next   time.Time // a paced sender's next send (long-polls)
 }
 
 // do times one call of op; fn returns how many messages the call carried.

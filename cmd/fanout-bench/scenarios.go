@@ -24,6 +24,9 @@ type scenario struct {
 	// run (a server lacking a feature); default primary.
 	guard      string
 	fanoutOnly bool // the null server cannot run it (it delivers nothing)
+	// scale, when set, makes this a scale scenario (scale.go): a baseline
+	// side and a scaled side, each on a fanout of its own.
+	scale *scaleSpec
 	prepare    func(ctx context.Context, e *env) (*workload, error)
 }
 
@@ -65,6 +68,35 @@ var scenarios = []*scenario{
 		name: "http-delivery-signed", primary: "delivered", guard: "publish", param: "sink-fail", fanoutOnly: true,
 		prepare: prepareHTTPDelivery(false),
 		doc:     "http-delivery with JSON envelopes, each signed (SignatureVersion 1)",
+	},
+	{
+		name: "queues-many", primary: "send", prepare: prepareQueuesMany,
+		scale: &scaleSpec{setup: setupQueuesMany, sides: func(cfg *config) [2]*scaleSide {
+			return [2]*scaleSide{{name: "one", count: 1}, {name: "queues=" + strconv.Itoa(cfg.queues), count: cfg.queues}}
+		}},
+		doc: "scale, on fanouts of its own: SendMessage to one random queue of --queues (set-up reports their creation time and memory per empty queue) vs to one queue, alternately",
+	},
+	{
+		name: "topics-many", primary: "publish", prepare: prepareTopicsMany,
+		scale: &scaleSpec{setup: setupTopicsMany, sides: func(cfg *config) [2]*scaleSide {
+			return [2]*scaleSide{{name: "one", count: 1}, {name: "topics=" + strconv.Itoa(cfg.topics), count: cfg.topics}}
+		}},
+		doc: "scale: Publish to one random topic of --topics, each with one raw SQS subscription to a queue of its own, vs to one such topic",
+	},
+	{
+		name: "long-polls", primary: "send", prepare: prepareLongPolls,
+		scale: &scaleSpec{setup: setupLongPolls, httpOnly: true, sides: func(cfg *config) [2]*scaleSide {
+			per := max(1, cfg.polls/cfg.pollQueues)
+			return [2]*scaleSide{{name: "one", count: per}, {name: "polls=" + strconv.Itoa(cfg.polls), count: cfg.polls}}
+		}},
+		doc: "scale, plain HTTP: --polls ReceiveMessage long polls (WaitTimeSeconds 20) waiting on --poll-queues queues, SendMessage of stamped bodies to random queues at --poll-rate; wake is send-to-return latency; set-up reports memory per waiting poll and fanout's CPU while they wait; baseline: the same polls per queue on one queue",
+	},
+	{
+		name: "accounts", primary: "send", prepare: prepareAccounts,
+		scale: &scaleSpec{setup: setupAccounts, modes: []string{"send", "publish"}, sides: func(cfg *config) [2]*scaleSide {
+			return [2]*scaleSide{{name: "one", count: 1}, {name: "accounts=" + strconv.Itoa(cfg.accounts), count: cfg.accounts}}
+		}},
+		doc: "scale: SendMessage and Publish signed with the 12-digit keys of --accounts accounts, each with a queue and a topic subscribed to it, traffic spread over them, vs the default account alone; set-up reports memory per empty account (--empty-accounts on a fanout of its own)",
 	},
 }
 

@@ -15,6 +15,7 @@ var runtimeMetrics = []string{
 	"/gc/cycles/total:gc-cycles",
 	"/gc/heap/live:bytes",
 	"/memory/classes/total:bytes",
+	"/sched/goroutines:goroutines",
 }
 
 // runtimeStats answers the current values, by metric name. The CPU classes
