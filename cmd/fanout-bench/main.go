@@ -112,9 +112,9 @@ type config struct {
 	queues, topics, accounts, emptyAccounts int
 	polls, pollQueues, pollRate             int
 	pollWait                                int // long-polls' WaitTimeSeconds; 0 is 20 (tests shorten it)
-	rounds      int
-	fanoutBin   string
-	json        bool
+	rounds                                  int
+	fanoutBin                               string
+	json                                    bool
 }
 
 func main() {
@@ -211,7 +211,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		fanoutBin: *bin,
 		queues:    *nQueues, topics: *nTopics, polls: *nPolls, pollQueues: *pollQs, pollRate: *pollHz,
 		accounts: *nAccts, emptyAccounts: *nEmpty,
-		json:      *asJSON,
+		json: *asJSON,
 		soak: soakOptions{duration: *soakD, sample: *soakS, drain: *soakDr, clients: *clients,
 			size: *size, window: *soakW},
 	}

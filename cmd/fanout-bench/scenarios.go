@@ -26,8 +26,8 @@ type scenario struct {
 	fanoutOnly bool // the null server cannot run it (it delivers nothing)
 	// scale, when set, makes this a scale scenario (scale.go): a baseline
 	// side and a scaled side, each on a fanout of its own.
-	scale *scaleSpec
-	prepare    func(ctx context.Context, e *env) (*workload, error)
+	scale   *scaleSpec
+	prepare func(ctx context.Context, e *env) (*workload, error)
 }
 
 var scenarios = []*scenario{
