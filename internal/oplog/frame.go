@@ -1,0 +1,253 @@
+package oplog
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/fanout/fanout/internal/persist"
+)
+
+// On disk, every file (a log segment or a snapshot) is a header followed by
+// frames. A frame is
+//
+//	length uint32 LE | crc32c(payload) uint32 LE | payload (length bytes)
+//
+// and its payload is one atomic batch:
+//
+//	'B' | uvarint count | count × (op byte | uvarint len | key | uvarint len | value)
+//
+// or, as the last frame of a snapshot, 'E' | uvarint records in the snapshot.
+// A frame is written whole or, after a crash, found torn: its length runs
+// past the end of the file or its checksum fails. Either way nothing of it is
+// applied, which is what makes a batch all or nothing.
+
+const (
+	// FormatVersion is the version of the layout above; a data dir written
+	// with another is refused, never guessed at.
+	FormatVersion = 1
+
+	headerSize      = 16
+	frameHeaderSize = 8
+	// maxFrame bounds one batch, so a corrupt length never makes recovery
+	// allocate gigabytes: ten 1 MiB SQS messages and their metadata fit
+	// several times over.
+	maxFrame = 64 << 20
+
+	frameBatch = 'B'
+	frameEnd   = 'E'
+)
+
+var (
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+	logMagic   = [8]byte{'f', 'a', 'n', 'o', 'u', 't', 'L', 'G'}
+	snapMagic  = [8]byte{'f', 'a', 'n', 'o', 'u', 't', 'S', 'N'}
+)
+
+// header is magic | version uint32 LE | crc32c of the first 12 bytes.
+func header(magic [8]byte) []byte {
+	h := make([]byte, headerSize)
+	copy(h, magic[:])
+	binary.LittleEndian.PutUint32(h[8:], FormatVersion)
+	binary.LittleEndian.PutUint32(h[12:], crc32.Checksum(h[:12], castagnoli))
+	return h
+}
+
+// errShortHeader marks a file cut before its header was complete: only the
+// newest log segment may be in that state (a crash while it was created).
+var errShortHeader = errors.New("header cut short")
+
+// checkHeader reads and checks a file's header.
+func checkHeader(r io.Reader, magic [8]byte, name string) error {
+	h := make([]byte, headerSize)
+	if n, err := io.ReadFull(r, h); err != nil {
+		if n < headerSize && (err == io.EOF || err == io.ErrUnexpectedEOF) {
+			return errShortHeader
+		}
+		return err
+	}
+	if [8]byte(h[:8]) != magic {
+		return fmt.Errorf("%s is not a fanout data file (bad magic %q)", name, h[:8])
+	}
+	if crc32.Checksum(h[:12], castagnoli) != binary.LittleEndian.Uint32(h[12:]) {
+		return fmt.Errorf("%s has a corrupt header", name)
+	}
+	if v := binary.LittleEndian.Uint32(h[8:]); v != FormatVersion {
+		return &VersionError{File: name, Version: v}
+	}
+	return nil
+}
+
+// VersionError refuses a data dir written in another storage format.
+type VersionError struct {
+	File    string
+	Version uint32
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("%s uses storage format %d but this fanout reads format %d only: "+
+		"start the fanout version that wrote it, or use a fresh data dir", e.File, e.Version, FormatVersion)
+}
+
+// appendBatch appends the frame for batch to dst.
+func appendBatch(dst []byte, batch []persist.Record) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, make([]byte, frameHeaderSize)...)
+	dst = append(dst, frameBatch)
+	dst = binary.AppendUvarint(dst, uint64(len(batch)))
+	for _, r := range batch {
+		if !r.Op.Valid() {
+			return dst[:start], fmt.Errorf("oplog: record with unknown op %d", r.Op)
+		}
+		dst = append(dst, byte(r.Op))
+		dst = binary.AppendUvarint(dst, uint64(len(r.Key)))
+		dst = append(dst, r.Key...)
+		var v []byte
+		if r.Op == persist.OpPut {
+			v = r.Value
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(v)))
+		dst = append(dst, v...)
+	}
+	return sealFrame(dst, start)
+}
+
+// appendEnd appends a snapshot's closing frame.
+func appendEnd(dst []byte, records uint64) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, make([]byte, frameHeaderSize)...)
+	dst = append(dst, frameEnd)
+	dst = binary.AppendUvarint(dst, records)
+	return sealFrame(dst, start)
+}
+
+func sealFrame(dst []byte, start int) ([]byte, error) {
+	payload := dst[start+frameHeaderSize:]
+	if len(payload) > maxFrame {
+		return dst[:start], fmt.Errorf("oplog: batch of %d bytes is over the %d-byte limit", len(payload), maxFrame)
+	}
+	binary.LittleEndian.PutUint32(dst[start:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(dst[start+4:], crc32.Checksum(payload, castagnoli))
+	return dst, nil
+}
+
+// tornError says where and why a file's frames stop being trustworthy.
+type tornError struct {
+	Offset int64 // of the first byte not used
+	Reason string
+}
+
+func (e *tornError) Error() string { return fmt.Sprintf("torn at byte %d: %s", e.Offset, e.Reason) }
+
+// frameReader reads frames from a file positioned after its header.
+type frameReader struct {
+	r   *bufio.Reader
+	off int64 // file offset of the next frame
+	buf []byte
+}
+
+func newFrameReader(r io.Reader, off int64) *frameReader {
+	return &frameReader{r: bufio.NewReaderSize(r, 1<<20), off: off}
+}
+
+// next returns the next frame's payload (valid until the next call),
+// io.EOF at a clean end, or a *tornError.
+func (fr *frameReader) next() ([]byte, error) {
+	var h [frameHeaderSize]byte
+	n, err := io.ReadFull(fr.r, h[:])
+	if err == io.EOF {
+		return nil, io.EOF
+	}
+	if err == io.ErrUnexpectedEOF {
+		return nil, &tornError{fr.off, fmt.Sprintf("frame header cut short after %d of %d bytes", n, frameHeaderSize)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	size := binary.LittleEndian.Uint32(h[:4])
+	if size == 0 || size > maxFrame {
+		return nil, &tornError{fr.off, fmt.Sprintf("frame length %d out of range", size)}
+	}
+	if cap(fr.buf) < int(size) {
+		fr.buf = make([]byte, size)
+	}
+	p := fr.buf[:size]
+	if n, err := io.ReadFull(fr.r, p); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, &tornError{fr.off, fmt.Sprintf("frame of %d bytes cut short after %d", size, n)}
+		}
+		return nil, err
+	}
+	if crc32.Checksum(p, castagnoli) != binary.LittleEndian.Uint32(h[4:]) {
+		return nil, &tornError{fr.off, "frame checksum mismatch"}
+	}
+	fr.off += frameHeaderSize + int64(size)
+	return p, nil
+}
+
+// errBadPayload marks a frame whose checksum holds but whose content does
+// not parse: not a torn write but a bug or deliberate damage.
+var errBadPayload = errors.New("frame content does not parse")
+
+// decodeBatch parses a batch payload into recs (reusing its storage); keys
+// and values alias p. It checks the whole payload before returning, so a
+// caller applies all of a batch or none of it.
+func decodeBatch(p []byte, recs []persist.Record) ([]persist.Record, error) {
+	recs = recs[:0]
+	if len(p) == 0 || p[0] != frameBatch {
+		return recs, errBadPayload
+	}
+	p = p[1:]
+	count, n := binary.Uvarint(p)
+	if n <= 0 || count > uint64(len(p)) { // each record takes at least 3 bytes
+		return recs, errBadPayload
+	}
+	p = p[n:]
+	for i := uint64(0); i < count; i++ {
+		if len(p) < 1 {
+			return recs, errBadPayload
+		}
+		op := persist.Op(p[0])
+		if !op.Valid() {
+			return recs, errBadPayload
+		}
+		p = p[1:]
+		var key, value []byte
+		var ok bool
+		if key, p, ok = cutBytes(p); !ok {
+			return recs, errBadPayload
+		}
+		if value, p, ok = cutBytes(p); !ok {
+			return recs, errBadPayload
+		}
+		if op != persist.OpPut && len(value) > 0 {
+			return recs, errBadPayload
+		}
+		recs = append(recs, persist.Record{Op: op, Key: key, Value: value})
+	}
+	if len(p) != 0 {
+		return recs, errBadPayload
+	}
+	return recs, nil
+}
+
+// decodeEnd parses a snapshot's closing frame.
+func decodeEnd(p []byte) (uint64, bool) {
+	if len(p) == 0 || p[0] != frameEnd {
+		return 0, false
+	}
+	v, n := binary.Uvarint(p[1:])
+	return v, n > 0 && n == len(p)-1
+}
+
+func cutBytes(p []byte) (field, rest []byte, ok bool) {
+	l, n := binary.Uvarint(p)
+	if n <= 0 || l > uint64(len(p)-n) {
+		return nil, nil, false
+	}
+	end := n + int(l)
+	return p[n:end:end], p[end:], true
+}

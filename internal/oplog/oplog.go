@@ -1,0 +1,450 @@
+// Package oplog is fanout's durable store: an append-only log of batches
+// with periodic snapshots, behind the persist.Store contract.
+//
+// Writers enqueue encoded batches into a buffer; one flusher goroutine
+// writes the buffer and fsyncs it, and every batch in that buffer is
+// acknowledged by that one fsync (group commit): while the disk syncs, the
+// next group gathers. A relaxed mode acknowledges at enqueue and syncs at
+// most every Interval. When the log has grown well past the last snapshot,
+// the log asks the caller's Snapshotter for the current state, writes it as
+// a new snapshot and deletes the segments it replaces, so disk use follows
+// the live state, not the history. docs/durability-store.md says why this
+// beat the embedded key-value stores and SQLite.
+package oplog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fanout/fanout/internal/persist"
+)
+
+// Mode is how durable an acknowledged batch is.
+type Mode int
+
+const (
+	// Durable acknowledges a batch only after it is fsync'd.
+	Durable Mode = iota
+	// Relaxed acknowledges at enqueue and fsyncs at most every
+	// Options.Interval: a crash (of the machine, not just the process:
+	// written data is in the page cache) may lose the last Interval of
+	// acknowledged batches, never part of a batch.
+	Relaxed
+)
+
+// Options tune a Log; the zero value is durable with default sizes.
+type Options struct {
+	Mode     Mode
+	Interval time.Duration // Relaxed: the longest a batch waits for its fsync; default 100ms
+	// SegmentSize starts a new segment once the current one is this big;
+	// default 64 MiB.
+	SegmentSize int64
+	// Snapshot, if set, lets the log compact itself: once the segments since
+	// the last snapshot hold more than max(CompactMin, CompactRatio × the
+	// snapshot's size) bytes, it writes a new snapshot from Snapshot.
+	Snapshot     persist.Snapshotter
+	CompactMin   int64   // default 64 MiB
+	CompactRatio float64 // default 2
+	// Logf receives one line per event worth an operator's eye (a dropped
+	// tail, a failed compaction); nil discards them.
+	Logf func(format string, args ...any)
+}
+
+func (o *Options) defaults() {
+	if o.Interval <= 0 {
+		o.Interval = 100 * time.Millisecond
+	}
+	if o.SegmentSize <= 0 {
+		o.SegmentSize = 64 << 20
+	}
+	if o.CompactMin <= 0 {
+		o.CompactMin = 64 << 20
+	}
+	if o.CompactRatio <= 0 {
+		o.CompactRatio = 2
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+}
+
+// segmentFile is what the flusher needs of a segment: an *os.File, or in
+// tests one that fails like a full disk.
+type segmentFile interface {
+	Write([]byte) (int, error)
+	Sync() error
+	Truncate(int64) error
+	Close() error
+}
+
+// Log is an open data dir. It implements persist.Store.
+type Log struct {
+	dir  string
+	opts Options
+	lock *os.File
+
+	mu     sync.Mutex
+	buf    []byte // frames enqueued and not yet handed to the flusher
+	group  *group // the group those frames belong to
+	failed error  // set after an fsync failure: nothing can be promised any more
+	closed bool
+
+	kick    chan struct{}     // wakes the flusher (capacity 1)
+	rotate  chan chan rotated // compaction asks the flusher for a new segment
+	syncReq chan chan error
+	closing chan struct{}
+	done    chan struct{} // closed when the flusher has exited
+
+	// Owned by the flusher goroutine.
+	seg     segmentFile
+	segNum  uint64
+	segSize int64
+	spare   []byte
+
+	smu      sync.Mutex       // guards the fields below (flusher and compaction)
+	sizes    map[uint64]int64 // segment number -> bytes, for segments since snapSeq
+	snapSeq  uint64
+	snapSize int64
+
+	compactMu  sync.Mutex // one compaction at a time
+	compacting sync.WaitGroup
+	compactOn  bool // guarded by smu
+
+	openSegment func(path string) (segmentFile, error)
+}
+
+type group struct {
+	done chan struct{}
+	err  error
+}
+
+func newGroup() *group { return &group{done: make(chan struct{})} }
+
+// Wait implements persist.Pending.
+func (g *group) Wait() error {
+	<-g.done
+	return g.err
+}
+
+// doneGroup is an already-settled Pending.
+func doneGroup(err error) *group {
+	g := newGroup()
+	g.err = err
+	close(g.done)
+	return g
+}
+
+type rotated struct {
+	seg uint64
+	err error
+}
+
+var _ persist.Store = (*Log)(nil)
+
+// Open locks dir (creating it if needed), recovers its state into load, and
+// returns the log ready for appends. The Recovery says what was found,
+// including a torn tail that was cut off (also sent to Options.Logf).
+func Open(dir string, opts Options, load persist.Loader) (*Log, Recovery, error) {
+	return open(dir, opts, load, nil)
+}
+
+func open(dir string, opts Options, load persist.Loader, openSeg func(string) (segmentFile, error)) (*Log, Recovery, error) {
+	opts.defaults()
+	var rec Recovery
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, rec, fmt.Errorf("oplog: data dir: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, rec, fmt.Errorf("oplog: %w", err)
+	}
+	fail := func(err error) (*Log, Recovery, error) {
+		lock.Close()
+		return nil, rec, err
+	}
+	set, next, snapSeq, sizes, err := recoverDir(dir, &rec)
+	if err != nil {
+		return fail(err)
+	}
+	if rec.Dropped != nil {
+		opts.Logf("oplog: %s: %s", dir, rec.Dropped.describe())
+	}
+	if rec.Keys, err = set.each(load); err != nil {
+		return fail(fmt.Errorf("oplog: loading %s: %w", dir, err))
+	}
+	if openSeg == nil {
+		openSeg = func(path string) (segmentFile, error) {
+			return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		}
+	}
+	l := &Log{
+		dir: dir, opts: opts, lock: lock,
+		group:       newGroup(),
+		kick:        make(chan struct{}, 1),
+		rotate:      make(chan chan rotated),
+		syncReq:     make(chan chan error),
+		closing:     make(chan struct{}),
+		done:        make(chan struct{}),
+		sizes:       sizes,
+		snapSeq:     snapSeq,
+		openSegment: openSeg,
+	}
+	if rec.Snapshot != "" {
+		if st, err := os.Stat(filepath.Join(dir, rec.Snapshot)); err == nil {
+			l.snapSize = st.Size()
+		}
+	}
+	// Every start writes to a fresh segment, so a segment is only ever
+	// appended to by one process run.
+	if err := l.startSegment(next); err != nil {
+		return fail(fmt.Errorf("oplog: %w", err))
+	}
+	go l.flushLoop()
+	return l, rec, nil
+}
+
+func (d *Dropped) describe() string {
+	return fmt.Sprintf("dropped a torn tail of %d bytes at byte %d of %s (%s): batches there were never acknowledged",
+		d.Bytes, d.Offset, d.File, d.Reason)
+}
+
+// Dir is the data dir.
+func (l *Log) Dir() string { return l.dir }
+
+// Enqueue implements persist.Store.
+func (l *Log) Enqueue(batch []persist.Record) persist.Pending {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return doneGroup(persist.ErrClosed)
+	}
+	if l.failed != nil {
+		err := l.failed
+		l.mu.Unlock()
+		return doneGroup(err)
+	}
+	var err error
+	l.buf, err = appendBatch(l.buf, batch)
+	g := l.group
+	l.mu.Unlock()
+	if err != nil {
+		return doneGroup(err)
+	}
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+	if l.opts.Mode == Relaxed {
+		return doneGroup(nil)
+	}
+	return g
+}
+
+// Commit implements persist.Store.
+func (l *Log) Commit(batch []persist.Record) error { return l.Enqueue(batch).Wait() }
+
+// Sync makes everything enqueued so far durable, in either mode.
+func (l *Log) Sync() error {
+	reply := make(chan error, 1)
+	select {
+	case l.syncReq <- reply:
+		return <-reply
+	case <-l.done:
+		return persist.ErrClosed
+	}
+}
+
+// Close implements persist.Store: it flushes and syncs what was enqueued,
+// waits for a running compaction and releases the data dir.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return persist.ErrClosed
+	}
+	l.closed = true
+	l.mu.Unlock()
+	close(l.closing)
+	<-l.done
+	l.compacting.Wait()
+	err := l.seg.Close()
+	l.mu.Lock()
+	if l.failed != nil && err == nil {
+		err = l.failed
+	}
+	l.mu.Unlock()
+	if cerr := l.lock.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (l *Log) flushLoop() {
+	defer close(l.done)
+	var tick <-chan time.Time
+	if l.opts.Mode == Relaxed {
+		t := time.NewTicker(l.opts.Interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-l.kick:
+			if l.opts.Mode == Durable {
+				l.flush()
+			}
+		case <-tick:
+			l.flush()
+		case reply := <-l.syncReq:
+			reply <- l.flush()
+		case reply := <-l.rotate:
+			err := l.flush()
+			if err == nil {
+				err = l.startSegment(l.segNum + 1)
+			}
+			reply <- rotated{seg: l.segNum, err: err}
+		case <-l.closing:
+			l.flush()
+			return
+		}
+	}
+}
+
+// flush writes and syncs the frames enqueued so far and settles their group.
+func (l *Log) flush() error {
+	l.mu.Lock()
+	buf, g := l.buf, l.group
+	if len(buf) == 0 {
+		err := l.failed
+		l.mu.Unlock()
+		return err
+	}
+	l.buf, l.group = l.spare[:0], newGroup()
+	l.mu.Unlock()
+
+	err := l.writeSync(buf)
+	if err != nil && l.opts.Mode == Relaxed {
+		// These batches were acknowledged already: the log can no
+		// longer keep its promise, so it stops making it.
+		l.fail(err)
+	}
+	g.err = err
+	close(g.done)
+	l.spare = buf
+	if err == nil && l.segSize >= l.opts.SegmentSize {
+		if rerr := l.startSegment(l.segNum + 1); rerr != nil {
+			// The batches are durable in the old segment; the next
+			// flush retries the rotation.
+			l.opts.Logf("oplog: %s: starting a new segment: %v", l.dir, rerr)
+		}
+	}
+	if err == nil {
+		l.maybeCompact()
+	}
+	return err
+}
+
+// writeSync appends buf to the segment. A failed write (a full disk) is cut
+// back off so the segment stays whole and a later batch may succeed; a
+// failed fsync leaves the file's state unknown, so the log refuses every
+// later batch.
+func (l *Log) writeSync(buf []byte) error {
+	if _, err := l.seg.Write(buf); err != nil {
+		if terr := l.seg.Truncate(l.segSize); terr != nil {
+			l.fail(fmt.Errorf("oplog: write failed (%v) and cutting it back failed: %w", err, terr))
+		}
+		return fmt.Errorf("oplog: writing to %s: %w", l.dir, err)
+	}
+	if err := l.seg.Sync(); err != nil {
+		err = fmt.Errorf("oplog: syncing %s: %w", l.dir, err)
+		l.fail(err)
+		return err
+	}
+	l.segSize += int64(len(buf))
+	l.smu.Lock()
+	l.sizes[l.segNum] = l.segSize
+	l.smu.Unlock()
+	return nil
+}
+
+func (l *Log) fail(err error) {
+	l.opts.Logf("%v; refusing every later write", err)
+	l.mu.Lock()
+	if l.failed == nil {
+		l.failed = err
+	}
+	l.mu.Unlock()
+}
+
+// startSegment creates segment n (header synced, dir entry synced) and
+// makes it current.
+func (l *Log) startSegment(n uint64) error {
+	path := filepath.Join(l.dir, segName(n))
+	if err := writeFileSync(path, header(logMagic)); err != nil {
+		return err
+	}
+	f, err := l.openSegment(path)
+	if err != nil {
+		return err
+	}
+	if l.seg != nil {
+		l.seg.Close()
+	}
+	l.seg, l.segNum, l.segSize = f, n, headerSize
+	l.smu.Lock()
+	l.sizes[n] = headerSize
+	l.smu.Unlock()
+	return nil
+}
+
+// writeFileSync creates path with data through a temporary name, so the
+// name only ever points at complete, synced content.
+func writeFileSync(path string, data []byte) error {
+	tmp := path + tmpSuffix
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Size is the bytes of the snapshot and segments the log holds now.
+func (l *Log) Size() int64 {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	total := l.snapSize
+	for _, s := range l.sizes {
+		total += s
+	}
+	return total
+}
+
+var errCompactClosed = errors.New("oplog: closed during compaction")
