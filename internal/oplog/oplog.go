@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fanout/fanout/internal/persist"
@@ -115,7 +116,18 @@ type Log struct {
 	compactOn  bool // guarded by smu
 
 	openSegment func(path string) (segmentFile, error)
+
+	batches, syncs atomic.Int64
 }
+
+// Stats counts what the log did since Open.
+type Stats struct {
+	Batches int64 // enqueued
+	Syncs   int64 // fsyncs of a segment: Batches/Syncs is the group size
+}
+
+// Stats reports the counters.
+func (l *Log) Stats() Stats { return Stats{Batches: l.batches.Load(), Syncs: l.syncs.Load()} }
 
 type group struct {
 	done chan struct{}
@@ -234,6 +246,7 @@ func (l *Log) Enqueue(batch []persist.Record) persist.Pending {
 	if err != nil {
 		return doneGroup(err)
 	}
+	l.batches.Add(1)
 	select {
 	case l.kick <- struct{}{}:
 	default:
@@ -359,6 +372,7 @@ func (l *Log) writeSync(buf []byte) error {
 		}
 		return fmt.Errorf("oplog: writing to %s: %w", l.dir, err)
 	}
+	l.syncs.Add(1)
 	if err := l.seg.Sync(); err != nil {
 		err = fmt.Errorf("oplog: syncing %s: %w", l.dir, err)
 		l.fail(err)

@@ -62,6 +62,11 @@ func (r Recovery) String() string {
 type liveSet struct {
 	idx  map[string]int
 	ents []liveEntry
+	// expect is the bytes recovery will read; with the first batch's bytes
+	// per record it sizes idx and ents once instead of growing them through
+	// a million keys (which was most of a recovery's time).
+	expect int64
+	sized  bool
 }
 
 type liveEntry struct {
@@ -71,6 +76,25 @@ type liveEntry struct {
 }
 
 func newLiveSet() *liveSet { return &liveSet{idx: map[string]int{}} }
+
+// applyBatch applies one decoded frame of frameBytes bytes.
+func (s *liveSet) applyBatch(recs []persist.Record, frameBytes int) {
+	if !s.sized && len(recs) > 0 && frameBytes > 0 {
+		s.sized = true
+		est := min(s.expect/int64(frameBytes)*int64(len(recs)), 1<<26)
+		if est > int64(len(s.idx)) {
+			idx := make(map[string]int, est)
+			for k, i := range s.idx {
+				idx[k] = i
+			}
+			s.idx = idx
+			s.ents = append(make([]liveEntry, 0, est), s.ents...)
+		}
+	}
+	for _, r := range recs {
+		s.apply(r)
+	}
+}
 
 func (s *liveSet) apply(r persist.Record) {
 	switch r.Op {
@@ -161,6 +185,14 @@ func recoverDir(dir string, rec *Recovery) (set *liveSet, next uint64, snapSeq u
 	sizes = map[uint64]int64{}
 	if len(snaps) > 0 {
 		snapSeq = snaps[len(snaps)-1]
+	}
+	for _, n := range segs {
+		if n >= snapSeq {
+			set.expect += fileSize(filepath.Join(dir, segName(n)))
+		}
+	}
+	if len(snaps) > 0 {
+		set.expect += fileSize(filepath.Join(dir, snapName(snapSeq)))
 		name := snapName(snapSeq)
 		size, err := loadSnapshot(filepath.Join(dir, name), set)
 		if err != nil {
@@ -196,6 +228,14 @@ func recoverDir(dir string, rec *Recovery) (set *liveSet, next uint64, snapSeq u
 		next = n + 1
 	}
 	return set, next, snapSeq, sizes, nil
+}
+
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
 }
 
 func expected(i int, replay []uint64, snapSeq uint64) uint64 {
@@ -240,9 +280,7 @@ func loadSnapshot(path string, set *liveSet) (int64, error) {
 		if recs, err = decodeBatch(p, recs); err != nil {
 			return 0, fmt.Errorf("oplog: snapshot %s: frame at byte %d: %w", name, fr.off, err)
 		}
-		for _, r := range recs {
-			set.apply(r)
-		}
+		set.applyBatch(recs, len(p))
 		count += uint64(len(recs))
 	}
 }
@@ -297,9 +335,7 @@ func replaySegment(dir, name string, set *liveSet, last bool, rec *Recovery) (si
 		if recs, err = decodeBatch(p, recs); err != nil {
 			return 0, 0, fmt.Errorf("oplog: segment %s: frame at byte %d: %w", name, fr.off, err)
 		}
-		for _, r := range recs {
-			set.apply(r)
-		}
+		set.applyBatch(recs, len(p))
 		batches++
 	}
 }
