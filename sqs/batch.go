@@ -1,9 +1,7 @@
 package sqs
 
 import (
-	"bytes"
 	"errors"
-	"strings"
 
 	"github.com/fanout/fanout/awserr"
 )
@@ -117,10 +115,11 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 	if err := storeGuard.check(); err != nil {
 		return nil, nil, err
 	}
-	msgs := make([]*message, 0, len(entries))
+	// The drafts may hold slices of the request; enqueue copies what it keeps.
+	msgs := make([]draft, 0, len(entries))
 	delays := make([]*int, 0, len(entries))
 	for _, e := range entries {
-		m, res, perr := q.prepare(detached(e.SendInput))
+		m, res, perr := q.prepare(e.SendInput)
 		if perr != nil {
 			failed = append(failed, Failure(e.ID, perr))
 			continue
@@ -135,31 +134,8 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 		return nil, nil, queueDoesNotExist()
 	}
 	now := q.engine.clock.Now()
-	for i, m := range msgs {
-		q.admit(m, delays[i], now, &ok[i].SendResult)
+	for i := range msgs {
+		q.admit(&msgs[i], delays[i], now, &ok[i].SendResult)
 	}
 	return ok, failed, nil
-}
-
-// detached copies the strings of one entry of a batch. A decoder may hand
-// them out as slices of the request body: kept as they are, one stored
-// message would keep its nine neighbours' bodies alive with it.
-func detached(in SendInput) SendInput {
-	// The body needs no copy: prepare copies it into the message's data.
-	in.GroupID, in.DeduplicationID = strings.Clone(in.GroupID), strings.Clone(in.DeduplicationID)
-	in.Attributes = detachedAttributes(in.Attributes)
-	in.SystemAttributes = detachedAttributes(in.SystemAttributes)
-	return in
-}
-
-func detachedAttributes(as []MessageAttribute) []MessageAttribute {
-	if len(as) == 0 {
-		return as
-	}
-	out := make([]MessageAttribute, len(as))
-	for i, a := range as {
-		out[i] = MessageAttribute{Name: strings.Clone(a.Name), DataType: strings.Clone(a.DataType),
-			StringValue: strings.Clone(a.StringValue), BinaryValue: bytes.Clone(a.BinaryValue)}
-	}
-	return out
 }

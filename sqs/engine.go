@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/fanout/fanout/awserr"
@@ -38,30 +37,6 @@ type Engine struct {
 
 	moveOnce sync.Once
 	moves    *moveTasks
-	senders  sync.Map // interned sender ids
-	interned atomic.Int64
-}
-
-// maxInterned bounds the sender ids shared between messages: past it, a new
-// id is copied into each message instead, so that a stream of distinct ids
-// costs what their messages cost and goes when they go.
-const maxInterned = 1024
-
-// intern returns one shared copy of a sender id: the caller's copy is a slice
-// of its request's Authorization header, which a stored message should not keep.
-func (e *Engine) intern(s string) string {
-	if v, ok := e.senders.Load(s); ok {
-		return v.(string)
-	}
-	c := strings.Clone(s)
-	if e.interned.Load() >= maxInterned {
-		return c
-	}
-	v, loaded := e.senders.LoadOrStore(c, c)
-	if !loaded {
-		e.interned.Add(1)
-	}
-	return v.(string)
 }
 
 // New returns an empty engine.

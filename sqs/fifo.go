@@ -25,12 +25,63 @@ const (
 	sequenceStep = 4096
 )
 
+// group is a message group: of a FIFO queue, or of a fair queue (a standard
+// queue whose messages carry a MessageGroupId), where only inflight and size
+// are used. Records name it by index (record.group).
 type group struct {
 	id       string
-	msgs     msgHeap // visible messages, by order
-	inflight int     // messages of the group in flight: while > 0 the group is locked
+	idx      uint32  // 1 + its place in the group table; 0 once removed
+	msgs     msgHeap // FIFO: visible messages, by order
+	inflight int     // messages of the group in flight: while > 0 a FIFO group is locked
 	size     int     // every message of the group the queue holds, in any state
-	queued   bool    // in fifoState.ready
+	queued   bool    // FIFO: in fifoState.ready
+}
+
+// groupTable is a queue's message groups, by id and by index.
+type groupTable struct {
+	byID map[string]*group
+	list []*group // by idx-1; nil: a free slot
+	free []uint32
+}
+
+// get returns the group called id, making it when needed.
+func (t *groupTable) get(id string, s *slab) *group {
+	if g := t.byID[id]; g != nil {
+		return g
+	}
+	if t.byID == nil {
+		t.byID = map[string]*group{}
+	}
+	g := &group{id: strings.Clone(id), msgs: msgHeap{s: s}}
+	if n := len(t.free); n > 0 {
+		g.idx = t.free[n-1] + 1
+		t.free = t.free[:n-1]
+		t.list[g.idx-1] = g
+	} else {
+		t.list = append(t.list, g)
+		g.idx = uint32(len(t.list))
+	}
+	t.byID[g.id] = g
+	return g
+}
+
+// of returns the group of r, or nil.
+func (t *groupTable) of(r *record) *group {
+	if r.group == 0 {
+		return nil
+	}
+	return t.list[r.group-1]
+}
+
+// remove forgets g; removing it twice changes nothing.
+func (t *groupTable) remove(g *group) {
+	if g.idx == 0 {
+		return
+	}
+	delete(t.byID, g.id)
+	t.list[g.idx-1] = nil
+	t.free = append(t.free, g.idx-1)
+	g.idx = 0
 }
 
 type dedupEntry struct {
@@ -43,15 +94,17 @@ type dedupKey struct {
 	at  time.Time
 }
 
+// attempt is a receive a ReceiveRequestAttemptId can replay: the records it
+// took, with their seq (a slot may be reused) and receive generation.
 type attempt struct {
 	at   time.Time
-	msgs []*message
+	msgs []uint32
+	seqs []uint64
 	gens []uint32
 	out  []Received
 }
 
 type fifoState struct {
-	groups   map[string]*group
 	ready    []*group // groups with visible messages and none in flight, oldest first
 	visible  int      // messages in group heaps
 	dedup    map[string]dedupEntry
@@ -64,24 +117,17 @@ func newFifoState(fifo bool) *fifoState {
 	if !fifo {
 		return nil
 	}
-	return &fifoState{groups: map[string]*group{}, dedup: map[string]dedupEntry{}, attempts: map[string]*attempt{}}
+	return &fifoState{dedup: map[string]dedupEntry{}, attempts: map[string]*attempt{}}
 }
 
-func (f *fifoState) group(id string) *group {
-	g := f.groups[id]
-	if g == nil {
-		g = &group{id: id}
-		f.groups[id] = g
-	}
-	return g
-}
-
-// push makes m visible in its group.
-func (f *fifoState) push(m *message) {
-	m.state = stateReturned
-	m.group.msgs.push(m)
-	f.visible++
-	f.markReady(m.group)
+// fifoPush makes record i visible in its group. Callers hold mu.
+func (q *Queue) fifoPush(i uint32) {
+	r := q.rec(i)
+	r.state = stateReturned
+	g := q.groups.of(r)
+	g.msgs.push(i)
+	q.fifo.visible++
+	q.fifo.markReady(g)
 }
 
 func (f *fifoState) markReady(g *group) {
@@ -104,15 +150,6 @@ func (f *fifoState) nextGroup() *group {
 	}
 	f.ready = nil
 	return nil
-}
-
-// forget drops a message from its group's accounting.
-func (f *fifoState) forget(m *message) {
-	g := m.group
-	g.size--
-	if g.size == 0 && !g.queued {
-		delete(f.groups, g.id)
-	}
 }
 
 // checkDedup returns the earlier send a deduplication key matches within the
@@ -162,7 +199,8 @@ func contentDedupID(body string) string {
 // replay returns the result of an earlier receive with the same
 // ReceiveRequestAttemptId when none of its messages was deleted, changed or
 // received again since. Callers hold the queue lock.
-func (f *fifoState) replay(id string, now time.Time) ([]Received, bool) {
+func (q *Queue) replay(id string, now time.Time) ([]Received, bool) {
+	f := q.fifo
 	a := f.attempts[id]
 	if a == nil {
 		return nil, false
@@ -171,8 +209,12 @@ func (f *fifoState) replay(id string, now time.Time) ([]Received, bool) {
 		delete(f.attempts, id)
 		return nil, false
 	}
-	for i, m := range a.msgs {
-		if m.state != stateInflight || m.handleGen != a.gens[i] {
+	for k, i := range a.msgs {
+		if i == none || i >= q.msgs.slab.n {
+			delete(f.attempts, id)
+			return nil, false
+		}
+		if r := q.rec(i); r.state != stateInflight || r.seq != a.seqs[k] || r.handleGen != a.gens[k] {
 			delete(f.attempts, id)
 			return nil, false
 		}
@@ -180,7 +222,8 @@ func (f *fifoState) replay(id string, now time.Time) ([]Received, bool) {
 	return a.out, true
 }
 
-func (f *fifoState) record(id string, now time.Time, msgs []*message, out []Received) {
+func (q *Queue) record(id string, now time.Time, msgs []uint32, out []Received) {
+	f := q.fifo
 	if len(f.attempts) > 10000 {
 		for k, a := range f.attempts {
 			if now.Sub(a.at) >= dedupWindow {
@@ -188,9 +231,10 @@ func (f *fifoState) record(id string, now time.Time, msgs []*message, out []Rece
 			}
 		}
 	}
-	gens := make([]uint32, len(msgs))
-	for i, m := range msgs {
-		gens[i] = m.handleGen
+	a := &attempt{at: now, msgs: msgs, seqs: make([]uint64, len(msgs)), gens: make([]uint32, len(msgs)), out: out}
+	for k, i := range msgs {
+		r := q.rec(i)
+		a.seqs[k], a.gens[k] = r.seq, r.handleGen
 	}
-	f.attempts[id] = &attempt{at: now, msgs: msgs, gens: gens, out: out}
+	f.attempts[id] = a
 }

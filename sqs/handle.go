@@ -10,12 +10,16 @@ import (
 // the queue and the receive generation. It is opaque to clients.
 const handleLen = 8 + 8 + 4
 
-func encodeHandle(queueUID, seq uint64, gen uint32) string {
+// handleText is the length of an encoded handle.
+const handleText = (handleLen*8 + 5) / 6 // unpadded base64
+
+// putHandle writes the handle into dst, handleText bytes.
+func putHandle(dst []byte, queueUID, seq uint64, gen uint32) {
 	var b [handleLen]byte
 	binary.BigEndian.PutUint64(b[0:], queueUID)
 	binary.BigEndian.PutUint64(b[8:], seq)
 	binary.BigEndian.PutUint32(b[16:], gen)
-	return base64.RawURLEncoding.EncodeToString(b[:])
+	base64.RawURLEncoding.Encode(dst, b[:])
 }
 
 func decodeHandle(h string) (queueUID, seq uint64, gen uint32, ok bool) {

@@ -48,6 +48,7 @@ func (q *Queue) lock() {
 }
 
 func (q *Queue) unlock() {
+	q.tidy()
 	held.Lock()
 	delete(held.by, goroutineID())
 	held.Unlock()

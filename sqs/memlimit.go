@@ -15,8 +15,9 @@ import (
 // SQS answers a sender it will not serve now, and the SDKs retry it with
 // backoff, which is right while consumers drain the queues.
 //
-// The test is the live heap after the latest collection against
-// storeShare of the limit: the rest is headroom for the collector, which
+// The test is the live heap after the latest collection, plus the message
+// store's memory outside Go's heap (arena.go), against storeShare of the
+// limit: the rest is headroom for the collector, which
 // near the limit runs more often to stay under it. Reading the runtime's
 // metrics costs a microsecond, so the answer is kept for recheckEvery.
 
@@ -36,6 +37,7 @@ var (
 		}
 		return s[0].Value.Uint64()
 	}
+	mappedStore = func() uint64 { return uint64(max(offHeap.Load(), 0)) }
 )
 
 // memGuard caches whether the store is full; one per process, as memory is.
@@ -57,7 +59,7 @@ func (g *memGuard) check() error {
 		return nil
 	}
 	limit := memoryLimit()
-	full := limit != math.MaxInt64 && float64(liveHeap()) > storeShare*float64(limit)
+	full := limit != math.MaxInt64 && float64(liveHeap()+mappedStore()) > storeShare*float64(limit)
 	g.full.Store(full)
 	if full {
 		return throttled()

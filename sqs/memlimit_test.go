@@ -14,10 +14,12 @@ func TestSendsRefusedNearMemoryLimit(t *testing.T) {
 	send(t, q, "before")
 
 	limit, live := int64(1000), uint64(751)
-	oldLimit, oldLive := memoryLimit, liveHeap
+	mapped := uint64(0)
+	oldLimit, oldLive, oldMapped := memoryLimit, liveHeap, mappedStore
 	memoryLimit, liveHeap = func() int64 { return limit }, func() uint64 { return live }
+	mappedStore = func() uint64 { return mapped }
 	recheck := func() { storeGuard.next.Store(0) }
-	t.Cleanup(func() { memoryLimit, liveHeap = oldLimit, oldLive; recheck() })
+	t.Cleanup(func() { memoryLimit, liveHeap, mappedStore = oldLimit, oldLive, oldMapped; recheck() })
 	recheck()
 
 	if _, err := q.Send(SendInput{Body: "x"}); code(err) != "RequestThrottled" {
@@ -42,6 +44,14 @@ func TestSendsRefusedNearMemoryLimit(t *testing.T) {
 	live = 700
 	recheck()
 	send(t, q, "after")
+	// Messages kept outside Go's heap count too.
+	mapped = 51
+	recheck()
+	if _, err := q.Send(SendInput{Body: "x"}); code(err) != "RequestThrottled" {
+		t.Fatalf("Send with the mapped store past the limit: %v", err)
+	}
+	mapped = 0
+	recheck()
 	limit = math.MaxInt64 // no limit: never refused
 	live = math.MaxUint64
 	recheck()

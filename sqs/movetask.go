@@ -147,16 +147,16 @@ func (e *Engine) moveTick(t *moveTask) {
 	// registry lock under a queue lock, doc.go); a message whose destination
 	// does not exist stays where it is and fails the task.
 	queues := e.queuesByArn()
-	msgs, stuck := src.takeForMove(int(n), func(m *message) *Queue {
+	msgs, stuck := src.takeForMove(int(n), func(dlqSource string) *Queue {
 		dest := info.DestinationArn
 		if dest == "" {
-			dest = m.x().dlqSource
+			dest = dlqSource
 		}
 		return queues[dest]
 	})
 	moved := int64(0)
-	for _, mv := range msgs {
-		mv.to.redriven(mv.m)
+	for i := range msgs {
+		msgs[i].to.redriven(&msgs[i].m)
 		moved++
 	}
 	if stuck {
@@ -181,57 +181,61 @@ func (e *Engine) moveTick(t *moveTask) {
 
 // move is a message taken out of a queue and where it goes.
 type move struct {
-	m  *message
+	m  draft
 	to *Queue
 }
 
 // takeForMove removes up to n visible messages, oldest first, each with its
-// destination. It stops at a message without one (dest returns nil), leaves
-// it in the queue and reports stuck. dest must not lock anything.
-func (q *Queue) takeForMove(n int, dest func(*message) *Queue) (out []move, stuck bool) {
+// destination (dest is given the message's DeadLetterQueueSourceArn). It
+// stops at a message without one (dest returns nil), leaves it in the queue
+// and reports stuck. dest must not lock anything.
+func (q *Queue) takeForMove(n int, dest func(dlqSource string) *Queue) (out []move, stuck bool) {
 	q.lock()
 	defer q.unlock()
 	q.promote(q.engine.clock.Now())
+	source := func(i uint32) string {
+		e, _ := q.msgs.ext(q.rec(i))
+		return e.dlqSource
+	}
 	for len(out) < n {
-		var m *message
+		var i uint32
 		if q.fifo != nil {
 			g := q.fifo.nextGroup()
 			if g == nil {
 				break
 			}
-			to := dest(g.msgs.peek())
+			to := dest(source(g.msgs.peek()))
 			if to == nil {
 				q.fifo.markReady(g)
 				return out, true
 			}
-			m = g.msgs.pop()
+			i = g.msgs.pop()
 			q.fifo.visible--
 			q.fifo.markReady(g)
-			out = append(out, move{m, to})
+			out = append(out, move{q.materialize(i), to})
 		} else {
-			if m = q.peekVisible(); m == nil {
+			if i = q.peekVisible(); i == none {
 				break
 			}
-			to := dest(m)
+			to := dest(source(i))
 			if to == nil {
 				return out, true
 			}
 			q.popVisible()
-			out = append(out, move{m, to})
+			out = append(out, move{q.materialize(i), to})
 		}
-		q.drop(m)
+		q.drop(i)
 	}
 	return out, false
 }
 
 // redriven enqueues a moved message as a new message: a new id and send time,
 // the same body and attributes.
-func (q *Queue) redriven(m *message) {
-	c := &message{
-		data: id.UUID() + m.data[36:], attrs: m.attrs,
-		senderID: m.senderID, index: -1,
+func (q *Queue) redriven(m *draft) {
+	c := draft{
+		idMD5: id.UUID() + m.idMD5[36:], body: m.body, attrs: m.attrs, sender: m.sender,
+		ext: messageExt{traceHeader: m.ext.traceHeader, groupID: m.ext.groupID, dedupID: m.ext.dedupID},
 	}
-	c.setExt(messageExt{traceHeader: m.x().traceHeader, groupID: m.x().groupID, dedupID: m.x().dedupID})
 	q.lock()
 	defer q.unlock()
 	if q.deleted {
@@ -239,12 +243,10 @@ func (q *Queue) redriven(m *message) {
 	}
 	now := q.engine.clock.Now()
 	if q.fifo != nil {
-		e := *c.x()
-		e.sequenceNum = q.fifo.nextSequence()
-		c.setExt(e)
+		c.ext.sequenceNum = q.fifo.nextSequence()
 	}
 	zero := 0
-	q.enqueue(c, &zero, now)
+	q.enqueue(&c, &zero, now)
 }
 
 func (q *Queue) visibleCount() int {

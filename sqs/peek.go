@@ -163,19 +163,20 @@ func (p *peeker) full() bool {
 
 // add lists m in state s unless its retention has ended. It reports whether
 // the page can take more.
-func (p *peeker) add(m *message, s MessageState) bool {
+func (p *peeker) add(i uint32, s MessageState) bool {
+	m := p.q.rec(i)
 	if p.q.retentionExpired(m, p.now) {
 		return true
 	}
 	if p.full() {
 		return false
 	}
-	r := p.q.render(m, peekAll) // render only reads m; its receipt handle is dropped
+	r := p.q.render(i, peekAll) // render only reads the record; its receipt handle is dropped
 	pm := PeekedMessage{
 		MessageID:              r.MessageID,
 		Body:                   r.Body,
 		MD5OfBody:              r.MD5OfBody,
-		MessageAttributes:      append([]MessageAttribute(nil), r.MessageAttributes...),
+		MessageAttributes:      r.MessageAttributes, // a fresh copy
 		MD5OfMessageAttributes: r.MD5OfAttrs,
 		Attributes:             peekAttributes(r.Attributes, m),
 		ReceiveCount:           int(m.receiveCount),
@@ -203,21 +204,21 @@ func (p *peeker) visible() {
 		// ready and returned are each in delivery order: merge them.
 		ready, returned := 0, newHeapWalk(&q.returned)
 		for {
-			var r *message
+			r := none
 			if ready < q.ready.size {
-				r = q.ready.buf[(q.ready.head+ready)%len(q.ready.buf)]
+				r = q.ready.at(ready)
 			}
 			h := returned.peek()
-			var m *message
+			m := none
 			switch {
-			case r == nil && h == nil:
-			case h == nil || (r != nil && r.order < h.order):
+			case r == none && h == none:
+			case h == none || (r != none && q.rec(r).order < q.rec(h).order):
 				m = r
 				ready++
 			default:
 				m = returned.next()
 			}
-			if m == nil {
+			if m == none {
 				break
 			}
 			if !p.add(m, MessageVisible) {
@@ -228,7 +229,7 @@ func (p *peeker) visible() {
 	// Hidden messages whose time has come, not yet moved by a touch.
 	for _, h := range []*msgHeap{&q.delayed, &q.inflight} {
 		w := newHeapWalk(h)
-		for m := w.next(); m != nil && m.visibleAt <= p.nowNano; m = w.next() {
+		for m := w.next(); m != none && q.rec(m).visibleAt <= p.nowNano; m = w.next() {
 			if !p.add(m, MessageVisible) {
 				return
 			}
@@ -248,7 +249,7 @@ func (p *peeker) fifoVisible() bool {
 		}
 		seen[g] = true
 		w := newHeapWalk(&g.msgs)
-		for m := w.next(); m != nil; m = w.next() {
+		for m := w.next(); m != none; m = w.next() {
 			if !p.add(m, MessageVisible) {
 				return false
 			}
@@ -261,8 +262,8 @@ func (p *peeker) fifoVisible() bool {
 		}
 	}
 	w := newHeapWalk(&q.inflight)
-	for m := w.next(); m != nil; m = w.next() {
-		if !list(m.group) {
+	for m := w.next(); m != none; m = w.next() {
+		if !list(q.groups.of(q.rec(m))) {
 			return false
 		}
 	}
@@ -273,8 +274,8 @@ func (p *peeker) fifoVisible() bool {
 // come, in the order they become visible.
 func (p *peeker) hidden(h *msgHeap, s MessageState) {
 	w := newHeapWalk(h)
-	for m := w.next(); m != nil; m = w.next() {
-		if m.visibleAt <= p.nowNano {
+	for m := w.next(); m != none; m = w.next() {
+		if p.q.rec(m).visibleAt <= p.nowNano {
 			continue // listed as visible
 		}
 		if !p.add(m, s) {
@@ -301,16 +302,16 @@ func newHeapWalk(h *msgHeap) *heapWalk {
 
 func (w *heapWalk) less(i, j int) bool { return w.h.less(w.h.items[w.front[i]], w.h.items[w.front[j]]) }
 
-func (w *heapWalk) peek() *message {
+func (w *heapWalk) peek() uint32 {
 	if len(w.front) == 0 {
-		return nil
+		return none
 	}
 	return w.h.items[w.front[0]]
 }
 
-func (w *heapWalk) next() *message {
+func (w *heapWalk) next() uint32 {
 	if len(w.front) == 0 {
-		return nil
+		return none
 	}
 	top := w.front[0]
 	last := len(w.front) - 1
@@ -356,7 +357,7 @@ func (w *heapWalk) down(i int) {
 }
 
 // peekAttributes drops what a never-received message cannot have yet.
-func peekAttributes(as []Attribute, m *message) []Attribute {
+func peekAttributes(as []Attribute, m *record) []Attribute {
 	if m.receiveCount > 0 {
 		return as
 	}

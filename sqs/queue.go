@@ -1,6 +1,7 @@
 package sqs
 
 import (
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,17 +24,18 @@ type Queue struct {
 	lastPurge time.Time
 	tags      map[string]string
 	seq       uint64
+	msgs      *store // the records and bytes the containers below index
 	ready     deque
 	returned  msgHeap
 	delayed   msgHeap
 	inflight  msgHeap
-	handles   map[uint64]*message // received at least once and not gone
-	fifo      *fifoState          // FIFO queues only
-	// Standard queues with MessageGroupIds (fair queues): in-flight messages
-	// per group and their total, and messages held per group in any state.
-	groupsOut    map[string]int
+	handles   map[uint64]uint32 // seq -> record, received at least once and not gone
+	fifo      *fifoState        // FIFO queues only
+	// Message groups: of a FIFO queue, or of a fair queue (a standard queue
+	// whose messages carry MessageGroupIds), with groupsOutSum its
+	// messages of any group in flight.
+	groups       groupTable
 	groupsOutSum int
-	groupsHeld   map[string]int
 	notify       chan struct{} // made by a waiting long poll, closed when messages become visible
 	gone         chan struct{} // closed when the queue is deleted
 	deleted      bool
@@ -42,25 +44,32 @@ type Queue struct {
 }
 
 func newQueue(e *Engine, name string, fifo bool, now time.Time) *Queue {
-	return &Queue{
-		engine:     e,
-		name:       name,
-		arn:        e.Arn(name),
-		uid:        newUID(),
-		config:     defaultConfig(fifo),
-		created:    now,
-		modified:   now,
-		tags:       map[string]string{},
-		returned:   msgHeap{},
-		delayed:    msgHeap{byTime: true},
-		inflight:   msgHeap{byTime: true},
-		handles:    map[uint64]*message{},
-		fifo:       newFifoState(fifo),
-		groupsOut:  map[string]int{},
-		groupsHeld: map[string]int{},
-		gone:       make(chan struct{}),
+	msgs := &store{}
+	q := &Queue{
+		engine:   e,
+		name:     name,
+		arn:      e.Arn(name),
+		uid:      newUID(),
+		config:   defaultConfig(fifo),
+		created:  now,
+		modified: now,
+		tags:     map[string]string{},
+		msgs:     msgs,
+		returned: msgHeap{s: &msgs.slab},
+		delayed:  msgHeap{s: &msgs.slab, byTime: true},
+		inflight: msgHeap{s: &msgs.slab, byTime: true},
+		handles:  map[uint64]uint32{},
+		fifo:     newFifoState(fifo),
+		gone:     make(chan struct{}),
 	}
+	// A queue dropped without being deleted (an engine a test forgets)
+	// still gives its mapped memory back.
+	runtime.AddCleanup(q, (*store).release, msgs)
+	return q
 }
+
+// rec returns record i. Callers hold mu.
+func (q *Queue) rec(i uint32) *record { return q.msgs.at(i) }
 
 // Name returns the queue's name.
 func (q *Queue) Name() string { return q.name }
@@ -88,10 +97,6 @@ func (q *Queue) markDeleted() {
 	q.lock()
 	defer q.unlock()
 	q.deleted = true
-	q.ready.clear()
-	q.returned.clear()
-	q.delayed.clear()
-	q.inflight.clear()
 	q.resetMessages()
 	close(q.gone)
 }
@@ -104,64 +109,60 @@ func (q *Queue) wake() {
 	}
 }
 
-// retentionExpired reports whether m has outlived the retention period.
-func (q *Queue) retentionExpired(m *message, now time.Time) bool {
-	return now.UnixNano() >= m.sentAt+int64(q.config.retentionPeriod)*int64(time.Second)
+// retentionExpired reports whether r has outlived the retention period.
+func (q *Queue) retentionExpired(r *record, now time.Time) bool {
+	return now.UnixNano() >= r.sentAt+int64(q.config.retentionPeriod)*int64(time.Second)
 }
 
-// drop forgets m for good. Callers have already taken it out of its container.
-func (q *Queue) drop(m *message) {
-	m.state = stateGone
-	if m.receiveCount > 0 {
-		delete(q.handles, m.seq)
+// drop forgets record i for good and frees it. Callers have already taken
+// it out of its container.
+func (q *Queue) drop(i uint32) {
+	r := q.rec(i)
+	if r.receiveCount > 0 {
+		delete(q.handles, r.seq)
 	}
-	switch {
-	case m.group != nil:
-		q.fifo.forget(m)
-	case m.groupID() != "":
-		if q.groupsHeld[m.groupID()]--; q.groupsHeld[m.groupID()] == 0 {
-			delete(q.groupsHeld, m.groupID())
+	if g := q.groups.of(r); g != nil {
+		if g.size--; g.size == 0 && !g.queued {
+			q.groups.remove(g)
 		}
 	}
+	q.msgs.forget(r)
+	q.msgs.slab.release(i)
 }
 
 // enterInflight and leaveInflight keep the per-group in-flight counts: the
 // lock of a FIFO group, the noisy-neighbour accounting of a fair queue.
-func (q *Queue) enterInflight(m *message) {
-	m.state = stateInflight
-	q.inflight.push(m)
-	switch {
-	case m.group != nil:
-		m.group.inflight++
-	case m.groupID() != "":
-		q.groupsOut[m.groupID()]++
-		q.groupsOutSum++
+func (q *Queue) enterInflight(i uint32) {
+	r := q.rec(i)
+	r.state = stateInflight
+	q.inflight.push(i)
+	if g := q.groups.of(r); g != nil {
+		g.inflight++
+		if q.fifo == nil {
+			q.groupsOutSum++
+		}
 	}
 }
 
-// leaveInflight is called after m left the in-flight heap.
-func (q *Queue) leaveInflight(m *message) {
-	switch {
-	case m.group != nil:
-		m.group.inflight--
-	case m.groupID() != "":
-		q.groupsOut[m.groupID()]--
-		q.groupsOutSum--
-		if q.groupsOut[m.groupID()] == 0 {
-			delete(q.groupsOut, m.groupID())
+// leaveInflight is called after record i left the in-flight heap.
+func (q *Queue) leaveInflight(i uint32) {
+	if g := q.groups.of(q.rec(i)); g != nil {
+		g.inflight--
+		if q.fifo == nil {
+			q.groupsOutSum--
 		}
 	}
 }
 
 // makeVisible puts a message that was delayed or in flight where receives
 // find it. Callers hold mu.
-func (q *Queue) makeVisible(m *message) {
-	if m.group != nil {
-		q.fifo.push(m)
+func (q *Queue) makeVisible(i uint32) {
+	if q.fifo != nil {
+		q.fifoPush(i)
 		return
 	}
-	m.state = stateReturned
-	q.returned.push(m)
+	q.rec(i).state = stateReturned
+	q.returned.push(i)
 }
 
 // promote moves what has come due by now: delayed messages whose delay ended
@@ -170,32 +171,33 @@ func (q *Queue) makeVisible(m *message) {
 func (q *Queue) promote(now time.Time) bool {
 	moved := false
 	n := now.UnixNano()
-	for m := q.delayed.peek(); m != nil && m.visibleAt <= n; m = q.delayed.peek() {
+	for i := q.delayed.peek(); i != none && q.rec(i).visibleAt <= n; i = q.delayed.peek() {
 		q.delayed.pop()
-		if q.retentionExpired(m, now) {
-			q.drop(m)
+		if q.retentionExpired(q.rec(i), now) {
+			q.drop(i)
 			continue
 		}
-		q.makeVisible(m)
+		q.makeVisible(i)
 		moved = true
 	}
-	for m := q.inflight.peek(); m != nil && m.visibleAt <= n; m = q.inflight.peek() {
+	for i := q.inflight.peek(); i != none && q.rec(i).visibleAt <= n; i = q.inflight.peek() {
 		q.inflight.pop()
-		q.leaveInflight(m)
-		if q.retentionExpired(m, now) {
-			q.drop(m)
+		q.leaveInflight(i)
+		r := q.rec(i)
+		if q.retentionExpired(r, now) {
+			q.drop(i)
 			continue
 		}
-		if rp := q.config.redrive; m.group == nil && rp != nil && rp.MaxReceiveCount > 3 && m.receiveCount == 3 {
+		if rp := q.config.redrive; q.fifo == nil && rp != nil && rp.MaxReceiveCount > 3 && r.receiveCount == 3 {
 			// AWS sends a standard-queue message received three times without
 			// deletion to the back of the queue.
 			q.seq++
-			m.order = q.seq
+			r.order = q.seq
 		}
-		q.makeVisible(m)
+		q.makeVisible(i)
 		moved = true
 	}
-	for m := q.ready.peek(); m != nil && q.retentionExpired(m, now); m = q.ready.peek() {
+	for i := q.ready.peek(); i != none && q.retentionExpired(q.rec(i), now); i = q.ready.peek() {
 		q.drop(q.ready.pop())
 	}
 	return moved
@@ -206,11 +208,11 @@ func (q *Queue) promote(now time.Time) bool {
 func (q *Queue) nextDue(now time.Time) (time.Duration, bool) {
 	var at int64
 	found := false
-	if m := q.delayed.peek(); m != nil {
-		at, found = m.visibleAt, true
+	if i := q.delayed.peek(); i != none {
+		at, found = q.rec(i).visibleAt, true
 	}
-	if m := q.inflight.peek(); m != nil && (!found || m.visibleAt < at) {
-		at, found = m.visibleAt, true
+	if i := q.inflight.peek(); i != none && (!found || q.rec(i).visibleAt < at) {
+		at, found = q.rec(i).visibleAt, true
 	}
 	if !found {
 		return 0, false
@@ -219,11 +221,11 @@ func (q *Queue) nextDue(now time.Time) (time.Duration, bool) {
 }
 
 // popVisible takes the oldest visible message. Callers hold mu.
-func (q *Queue) popVisible() *message {
-	switch m := q.peekVisible(); {
-	case m == nil:
-		return nil
-	case m == q.ready.peek():
+func (q *Queue) popVisible() uint32 {
+	switch i := q.peekVisible(); {
+	case i == none:
+		return none
+	case i == q.ready.peek():
 		return q.ready.pop()
 	default:
 		return q.returned.pop()
@@ -231,9 +233,9 @@ func (q *Queue) popVisible() *message {
 }
 
 // peekVisible returns the message popVisible would take. Callers hold mu.
-func (q *Queue) peekVisible() *message {
+func (q *Queue) peekVisible() uint32 {
 	r, h := q.ready.peek(), q.returned.peek()
-	if h == nil || (r != nil && r.order < h.order) {
+	if h == none || (r != none && q.rec(r).order < q.rec(h).order) {
 		return r
 	}
 	return h
@@ -312,9 +314,10 @@ func (q *Queue) SetAttributes(attrs map[string]string) error {
 		d := time.Duration(q.config.delaySeconds) * time.Second
 		items := q.delayed.items
 		q.delayed.items = nil
-		for _, m := range items {
-			m.visibleAt = m.sentAt + int64(d)
-			q.delayed.push(m)
+		for _, i := range items {
+			r := q.rec(i)
+			r.visibleAt = r.sentAt + int64(d)
+			q.delayed.push(i)
 		}
 		q.wake()
 	}
@@ -355,28 +358,24 @@ func (q *Queue) Purge() error {
 		return ErrPurgeQueueInProgress.New("Only one PurgeQueue operation on %s is allowed every 60 seconds.", q.name)
 	}
 	q.lastPurge = now
-	for _, h := range []*msgHeap{&q.returned, &q.delayed, &q.inflight} {
-		for _, m := range h.items {
-			m.state = stateGone
-		}
-		h.clear()
-	}
-	for m := q.ready.pop(); m != nil; m = q.ready.pop() {
-		m.state = stateGone
-	}
 	q.resetMessages()
 	return nil
 }
 
-// resetMessages forgets every message; FIFO deduplication history stays, as
-// on AWS. Callers hold mu.
+// resetMessages forgets every message and frees their memory; FIFO
+// deduplication history stays, as on AWS. Callers hold mu.
 func (q *Queue) resetMessages() {
-	q.handles = map[uint64]*message{}
-	q.groupsOut, q.groupsOutSum, q.groupsHeld = map[string]int{}, 0, map[string]int{}
+	q.ready.clear()
+	q.returned.clear()
+	q.delayed.clear()
+	q.inflight.clear()
+	q.handles = map[uint64]uint32{}
+	q.groups, q.groupsOutSum = groupTable{}, 0
 	if q.fifo != nil {
-		q.fifo.groups, q.fifo.ready, q.fifo.visible = map[string]*group{}, nil, 0
+		q.fifo.ready, q.fifo.visible = nil, 0
 		q.fifo.attempts = map[string]*attempt{}
 	}
+	q.msgs.release()
 }
 
 // Tags returns a copy of the queue's tags.

@@ -1,9 +1,11 @@
 package sqs
 
 import (
+	"bytes"
 	"context"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/fanout/fanout/awserr"
 )
@@ -120,7 +122,7 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 		}
 		now := clk.Now()
 		if req.attemptID != "" {
-			if out, ok := q.fifo.replay(req.attemptID, now); ok {
+			if out, ok := q.replay(req.attemptID, now); ok {
 				q.unlock()
 				return out, nil
 			}
@@ -152,7 +154,7 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 // take hands out up to req.max visible messages. Messages past their
 // maxReceiveCount are returned as moves for the caller to dead-letter after
 // releasing the lock. Callers hold mu.
-func (q *Queue) take(req receiveReq, now time.Time, longPoll bool) ([]Received, []*message, *awserr.Error) {
+func (q *Queue) take(req receiveReq, now time.Time, longPoll bool) ([]Received, []draft, *awserr.Error) {
 	q.promote(now)
 	if q.fifo != nil {
 		out, moves := q.takeFifo(req, now)
@@ -169,28 +171,29 @@ func (q *Queue) take(req receiveReq, now time.Time, longPoll bool) ([]Received, 
 		return nil, nil, e
 	}
 	out := make([]Received, 0, req.max)
-	var moves, deferred []*message
+	var moves []draft
+	var deferred []uint32
 	for len(out) < req.max && q.inflight.len() < inflightLimit {
-		m := q.popVisible()
-		if m == nil {
+		i := q.popVisible()
+		if i == none {
 			break
 		}
-		if !q.screen(m, now, &moves) {
+		if !q.screen(i, now, &moves) {
 			continue
 		}
-		if g := m.groupID(); g != "" && len(deferred) < maxDeferred && q.noisy(g) {
-			deferred = append(deferred, m) // fair queues: other tenants first
+		if g := q.groups.of(q.rec(i)); g != nil && len(deferred) < maxDeferred && q.noisy(g) {
+			deferred = append(deferred, i) // fair queues: other tenants first
 			continue
 		}
-		out = append(out, q.deliver(m, req, now))
+		out = append(out, q.deliver(i, req, now))
 	}
 	// Noisy groups still get messages when nothing else is waiting.
-	for _, m := range deferred {
+	for _, i := range deferred {
 		if len(out) < req.max && q.inflight.len() < inflightLimit {
-			out = append(out, q.deliver(m, req, now))
+			out = append(out, q.deliver(i, req, now))
 		} else {
-			m.state = stateReturned
-			q.returned.push(m)
+			q.rec(i).state = stateReturned
+			q.returned.push(i)
 		}
 	}
 	return out, moves, nil
@@ -202,9 +205,9 @@ const maxDeferred = 100
 // noisy reports whether a fair-queue message group holds a disproportionate
 // share of the in-flight messages: at least 10, more than twice as many as all
 // other groups together, while another group has messages in the queue.
-func (q *Queue) noisy(groupID string) bool {
-	n := q.groupsOut[groupID]
-	return n >= 10 && n > 2*(q.groupsOutSum-n) && len(q.groupsHeld) > 1
+func (q *Queue) noisy(g *group) bool {
+	n := g.inflight
+	return n >= 10 && n > 2*(q.groupsOutSum-n) && len(q.groups.byID) > 1
 }
 
 // NoisyGroups counts the fair-queue message groups noisy now.
@@ -213,7 +216,10 @@ func (q *Queue) NoisyGroups() int {
 	defer q.unlock()
 	q.promote(q.engine.clock.Now())
 	n := 0
-	for g := range q.groupsOut {
+	if q.fifo != nil {
+		return 0
+	}
+	for _, g := range q.groups.byID {
 		if q.noisy(g) {
 			n++
 		}
@@ -223,21 +229,22 @@ func (q *Queue) NoisyGroups() int {
 
 // screen checks a message taken for delivery: one past its retention is
 // dropped, one past its maxReceiveCount is dropped and added to moves for the
-// dead-letter queue. It reports whether m may be delivered. Callers hold mu.
-func (q *Queue) screen(m *message, now time.Time, moves *[]*message) bool {
-	if q.retentionExpired(m, now) {
-		q.drop(m)
+// dead-letter queue. It reports whether it may be delivered. Callers hold mu.
+func (q *Queue) screen(i uint32, now time.Time, moves *[]draft) bool {
+	r := q.rec(i)
+	if q.retentionExpired(r, now) {
+		q.drop(i)
 		return false
 	}
-	if q.overReceived(m) {
-		q.drop(m)
-		*moves = append(*moves, m)
+	if q.overReceived(r) {
+		*moves = append(*moves, q.materialize(i))
+		q.drop(i)
 		return false
 	}
 	return true
 }
 
-// overReceived reports whether m has been received maxReceiveCount times
+// overReceived reports whether r has been received maxReceiveCount times
 // from this queue and must go to the dead-letter queue instead of being
 // received again. AWS counts "the number of times a consumer can receive a
 // message from a source queue before it is moved to a dead-letter queue"
@@ -245,74 +252,91 @@ func (q *Queue) screen(m *message, now time.Time, moves *[]*message) bool {
 // dead-lettered message is received from its DLQ before that DLQ's own
 // RedrivePolicy moves it on, and a queue that is its own DLQ, or a redrive
 // cycle, hands it out again instead of moving it on every receive.
-func (q *Queue) overReceived(m *message) bool {
+func (q *Queue) overReceived(r *record) bool {
 	rp := q.config.redrive
-	return rp != nil && int(m.receiveCount-m.receivesBefore) >= rp.MaxReceiveCount
+	return rp != nil && int(r.receiveCount-r.receivesBefore) >= rp.MaxReceiveCount
 }
 
 // takeFifo hands out messages group by group: from each unlocked group as
 // many as fit, in order, which locks the group until none is in flight.
-func (q *Queue) takeFifo(req receiveReq, now time.Time) ([]Received, []*message) {
+func (q *Queue) takeFifo(req receiveReq, now time.Time) ([]Received, []draft) {
 	f := q.fifo
 	var out []Received
-	var moves, taken []*message
+	var moves []draft
+	var taken []uint32
 	for len(out) < req.max && q.inflight.len() < fifoInflightLimit {
 		g := f.nextGroup()
 		if g == nil {
 			break
 		}
 		for len(out) < req.max && g.msgs.len() > 0 && q.inflight.len() < fifoInflightLimit {
-			m := g.msgs.pop()
+			i := g.msgs.pop()
 			f.visible--
-			if !q.screen(m, now, &moves) {
+			if !q.screen(i, now, &moves) {
 				continue
 			}
-			out = append(out, q.deliver(m, req, now))
-			taken = append(taken, m)
+			out = append(out, q.deliver(i, req, now))
+			taken = append(taken, i)
 		}
 		f.markReady(g) // only if nothing of it went out
 		if g.size == 0 && !g.queued {
-			delete(f.groups, g.id)
+			q.groups.remove(g)
 		}
 	}
 	if req.attemptID != "" && len(out) > 0 {
-		f.record(req.attemptID, now, taken, out)
+		q.record(req.attemptID, now, taken, out)
 	}
 	return out, moves
 }
 
-// deliver puts m in flight for this receive and renders it. Callers hold mu.
-func (q *Queue) deliver(m *message, req receiveReq, now time.Time) Received {
-	m.receiveCount++
-	if m.receiveCount == 1 {
-		m.firstReceiveAt = now.UnixMilli()
-		q.handles[m.seq] = m
+// deliver puts record i in flight for this receive and renders it. Callers hold mu.
+func (q *Queue) deliver(i uint32, req receiveReq, now time.Time) Received {
+	r := q.rec(i)
+	r.receiveCount++
+	if r.receiveCount == 1 {
+		r.firstReceiveAt = now.UnixMilli()
+		q.handles[r.seq] = i
 	}
-	m.handleGen++
-	m.receivedAt = now.UnixNano()
-	m.visibleAt = now.Add(time.Duration(req.visibility) * time.Second).UnixNano()
-	q.enterInflight(m)
-	return q.render(m, req)
+	r.handleGen++
+	r.receivedAt = now.UnixNano()
+	r.visibleAt = now.Add(time.Duration(req.visibility) * time.Second).UnixNano()
+	q.enterInflight(i)
+	return q.render(i, req)
 }
 
-// render builds the reply for one received message. Callers hold mu.
-func (q *Queue) render(m *message, req receiveReq) Received {
-	r := Received{
-		MessageID:     m.id(),
-		ReceiptHandle: encodeHandle(q.uid, m.seq, m.handleGen),
-		MD5OfBody:     m.md5Body(),
-		Body:          m.body(),
+// render builds the reply for one received message: copies, in one
+// allocation with its receipt handle, never views of the queue's memory.
+// Callers hold mu.
+func (q *Queue) render(i uint32, req receiveReq) Received {
+	r := q.rec(i)
+	head := q.msgs.head(r)
+	buf := make([]byte, len(head)+handleText)
+	copy(buf, head)
+	putHandle(buf[len(head):], q.uid, r.seq, r.handleGen)
+	all := unsafe.String(&buf[0], len(buf)) // buf is never written again
+	out := Received{
+		MessageID:     all[:36],
+		MD5OfBody:     all[36:bodyAt],
+		Body:          all[bodyAt:len(head)],
+		ReceiptHandle: all[len(head):],
 	}
-	if sel := selectAttributes(m.attrList(), req.attrNames); len(sel) > 0 {
-		r.MessageAttributes = sel
-		if len(sel) == len(m.attrList()) {
-			r.MD5OfAttrs = m.md5Attrs()
-		} else {
-			r.MD5OfAttrs = MD5OfAttributes(sel)
+	if len(req.attrNames) > 0 && r.attrLen > 0 {
+		list, md5 := decodeAttrs(q.msgs.attrBytes(r))
+		if sel := selectAttributes(list, req.attrNames); len(sel) > 0 {
+			out.MessageAttributes = sel
+			if len(sel) == len(list) {
+				out.MD5OfAttrs = md5
+			} else {
+				out.MD5OfAttrs = MD5OfAttributes(sel)
+			}
 		}
 	}
 	if !req.sysAll && len(req.sys) == 0 {
-		return r
+		return out
+	}
+	ext, sender := q.msgs.ext(r)
+	if g := q.groups.of(r); g != nil {
+		ext.groupID = g.id
 	}
 	for _, n := range systemAttributeOrder {
 		if !req.sysAll && !req.sys[n] {
@@ -321,36 +345,56 @@ func (q *Queue) render(m *message, req receiveReq) Received {
 		var v string
 		switch n {
 		case SysSenderID:
-			v = m.senderID
+			v = sender
 		case SysSentTimestamp:
-			v = strconv.FormatInt(m.sentAt/int64(time.Millisecond), 10)
+			v = strconv.FormatInt(r.sentAt/int64(time.Millisecond), 10)
 		case SysApproximateReceiveCount:
-			v = strconv.Itoa(int(m.receiveCount))
+			v = strconv.Itoa(int(r.receiveCount))
 		case SysApproximateFirstReceiveTimestamp:
-			v = strconv.FormatInt(m.firstReceiveAt, 10)
+			v = strconv.FormatInt(r.firstReceiveAt, 10)
 		case SysSequenceNumber:
-			v = m.x().sequenceNum
+			v = ext.sequenceNum
 		case SysMessageDeduplicationID:
-			v = m.x().dedupID
+			v = ext.dedupID
 		case SysMessageGroupID:
-			v = m.x().groupID
+			v = ext.groupID
 		case SysAWSTraceHeader:
-			v = m.x().traceHeader
+			v = ext.traceHeader
 		case SysDeadLetterQueueSourceArn:
-			v = m.x().dlqSource
+			v = ext.dlqSource
 		}
 		if v != "" {
-			r.Attributes = append(r.Attributes, Attribute{n, v})
+			out.Attributes = append(out.Attributes, Attribute{n, v})
 		}
 	}
-	return r
+	return out
+}
+
+// materialize copies record i out of the queue, for a move to another.
+// Callers hold mu.
+func (q *Queue) materialize(i uint32) draft {
+	r := q.rec(i)
+	head := string(q.msgs.head(r))
+	d := draft{
+		idMD5: head[:bodyAt], body: head[bodyAt:],
+		sentAt: r.sentAt, firstReceiveAt: r.firstReceiveAt,
+		receiveCount: r.receiveCount, receivesBefore: r.receivesBefore,
+	}
+	if r.attrLen > 0 {
+		d.attrs = bytes.Clone(q.msgs.attrBytes(r))
+	}
+	d.ext, d.sender = q.msgs.ext(r)
+	if g := q.groups.of(r); g != nil {
+		d.ext.groupID = g.id
+	}
+	return d
 }
 
 // deadLetter moves messages from src to its dead-letter queue. It runs
 // without src's lock held and takes one queue lock, the target's, which may
 // be src again (a queue that is its own DLQ). A message whose DLQ has gone
 // stays in src.
-func (e *Engine) deadLetter(src *Queue, moves []*message) {
+func (e *Engine) deadLetter(src *Queue, moves []draft) {
 	if len(moves) == 0 {
 		return
 	}
@@ -373,29 +417,23 @@ func (e *Engine) deadLetter(src *Queue, moves []*message) {
 		src.deadLettered.Add(int64(len(moves)))
 	}
 	for _, m := range moves {
-		c := &message{
-			data: m.data, attrs: m.attrs,
-			senderID: m.senderID, sentAt: m.sentAt,
-			receiveCount: m.receiveCount, firstReceiveAt: m.firstReceiveAt, index: -1,
-			receivesBefore: m.receiveCount,
-		}
-		e := *m.x()
+		c := m
+		c.receivesBefore = m.receiveCount
 		if source != "" {
-			e.dlqSource = source
+			c.ext.dlqSource = source
 		}
 		if target.config.fifo && source != "" {
 			c.sentAt = now.UnixNano() // FIFO DLQs restart retention; standard ones keep it
 			// "the original message's deduplication ID will be replaced with
 			// the original message's ID" (the developer guide, DLQ redrive),
 			// so two messages that shared a deduplication ID both stay.
-			e.dedupID = m.id()
+			c.ext.dedupID = m.id()
 		}
-		c.setExt(e)
 		zero := 0
-		target.enqueue(c, &zero, now)
+		i := target.enqueue(&c, &zero, now)
 		// It has been received, so later receives find it by its handles
 		// (deliver records only a first receive).
-		target.handles[c.seq] = c
+		target.handles[target.rec(i).seq] = i
 	}
 }
 
@@ -413,40 +451,43 @@ func (q *Queue) Delete(handle string) error {
 	}
 	q.lock()
 	defer q.unlock()
-	m := q.handles[seq]
+	i, found := q.handles[seq]
 	if q.fifo != nil {
 		q.promote(q.engine.clock.Now())
-		if m != nil && (m.handleGen != gen || m.state != stateInflight) {
+		// promote may have dropped it: its slot is then free (stateGone)
+		if found && (q.rec(i).handleGen != gen || q.rec(i).state != stateInflight) {
 			return invalidValue(handle, "ReceiptHandle", "The receipt handle has expired.")
 		}
 	}
-	if m == nil || m.handleGen != gen {
+	if !found || q.rec(i).handleGen != gen {
 		return nil
 	}
-	q.unlink(m)
-	q.drop(m)
-	if m.group != nil {
-		q.fifo.markReady(m.group)
+	g := q.groups.of(q.rec(i))
+	q.unlink(i)
+	q.drop(i)
+	if q.fifo != nil {
+		q.fifo.markReady(g)
 		q.wake()
 	}
 	return nil
 }
 
-// unlink takes m out of whichever container holds it. Callers hold mu.
-func (q *Queue) unlink(m *message) {
-	switch m.state {
+// unlink takes record i out of whichever container holds it. Callers hold mu.
+func (q *Queue) unlink(i uint32) {
+	r := q.rec(i)
+	switch r.state {
 	case stateInflight:
-		q.inflight.remove(m)
-		q.leaveInflight(m)
+		q.inflight.remove(i)
+		q.leaveInflight(i)
 	case stateReturned:
-		if m.group != nil {
-			m.group.msgs.remove(m)
+		if q.fifo != nil {
+			q.groups.of(r).msgs.remove(i)
 			q.fifo.visible--
 		} else {
-			q.returned.remove(m)
+			q.returned.remove(i)
 		}
 	case stateDelayed:
-		q.delayed.remove(m)
+		q.delayed.remove(i)
 	}
 }
 
@@ -468,20 +509,20 @@ func (q *Queue) ChangeVisibility(handle string, timeout int) error {
 	defer q.unlock()
 	now := q.engine.clock.Now()
 	q.promote(now)
-	m := q.handles[seq]
-	if m == nil || m.handleGen != gen || (q.fifo != nil && m.state != stateInflight) {
+	i, found := q.handles[seq]
+	if !found || q.rec(i).handleGen != gen || (q.fifo != nil && q.rec(i).state != stateInflight) {
 		return invalidValue(handle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change.")
 	}
-	if now.Add(time.Duration(timeout)*time.Second).Sub(time.Unix(0, m.receivedAt)) > 12*time.Hour {
+	if now.Add(time.Duration(timeout)*time.Second).Sub(time.Unix(0, q.rec(i).receivedAt)) > 12*time.Hour {
 		return invalidValue(strconv.Itoa(timeout), "VisibilityTimeout", "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
 	}
-	q.unlink(m)
-	m.visibleAt = now.Add(time.Duration(timeout) * time.Second).UnixNano()
+	q.unlink(i)
+	q.rec(i).visibleAt = now.Add(time.Duration(timeout) * time.Second).UnixNano()
 	if timeout == 0 {
-		q.makeVisible(m)
+		q.makeVisible(i)
 		q.wake()
 		return nil
 	}
-	q.enterInflight(m)
+	q.enterInflight(i)
 	return nil
 }

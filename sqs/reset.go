@@ -30,5 +30,4 @@ func (e *Engine) Reset() {
 	for _, q := range old {
 		q.markDeleted()
 	}
-	e.senders.Clear()
 }

@@ -37,7 +37,7 @@ type SendResult struct {
 // Send validates and enqueues one message.
 // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html
 func (q *Queue) Send(in SendInput) (SendResult, error) {
-	m, res, err := q.prepare(in)
+	d, res, err := q.prepare(in)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -49,7 +49,7 @@ func (q *Queue) Send(in SendInput) (SendResult, error) {
 		q.unlock()
 		return SendResult{}, queueDoesNotExist()
 	}
-	q.admit(m, in.DelaySeconds, q.engine.clock.Now(), &res)
+	q.admit(&d, in.DelaySeconds, q.engine.clock.Now(), &res)
 	q.unlock()
 	return res, nil
 }
@@ -57,68 +57,68 @@ func (q *Queue) Send(in SendInput) (SendResult, error) {
 // admit stores a prepared message; on a FIFO queue it first deduplicates it
 // and numbers it. A duplicate within the window is answered with the first
 // send's MessageId and SequenceNumber and not stored. Callers hold mu.
-func (q *Queue) admit(m *message, delay *int, now time.Time, res *SendResult) {
+func (q *Queue) admit(d *draft, delay *int, now time.Time, res *SendResult) {
 	if q.fifo != nil {
-		key := dedupKeyFor(q.config, m.x().groupID, m.x().dedupID)
+		key := dedupKeyFor(q.config, d.ext.groupID, d.ext.dedupID)
 		if e, dup := q.fifo.checkDedup(key, now); dup {
 			res.MessageID, res.SequenceNumber = e.messageID, e.sequenceNumber
 			return
 		}
-		m.ext.sequenceNum = q.fifo.nextSequence() // FIFO messages always have an ext
-		q.fifo.remember(key, dedupEntry{m.id(), m.ext.sequenceNum, now})
-		res.SequenceNumber = m.ext.sequenceNum
+		d.ext.sequenceNum = q.fifo.nextSequence()
+		q.fifo.remember(key, dedupEntry{d.id(), d.ext.sequenceNum, now})
+		res.SequenceNumber = d.ext.sequenceNum
 	}
-	q.enqueue(m, delay, now)
+	q.enqueue(d, delay, now)
 }
 
 // prepare validates in against the queue's settings and builds the message,
-// outside the queue lock.
-func (q *Queue) prepare(in SendInput) (*message, SendResult, error) {
+// outside the queue lock. The draft's body (and ids) may still be slices of
+// the request: enqueue copies them into the queue's chunks.
+func (q *Queue) prepare(in SendInput) (draft, SendResult, error) {
 	cfg := q.cfg()
 	if in.Body == "" {
-		return nil, SendResult{}, missing("MessageBody")
+		return draft{}, SendResult{}, missing("MessageBody")
 	}
 	if !validBody(in.Body) {
-		return nil, SendResult{}, ErrInvalidMessageContents.New(invalidContents)
+		return draft{}, SendResult{}, ErrInvalidMessageContents.New(invalidContents)
 	}
 	if in.DelaySeconds != nil {
 		d := *in.DelaySeconds
 		if d < 0 || d > 900 {
-			return nil, SendResult{}, invalidValue(strconv.Itoa(d), "DelaySeconds", "DelaySeconds must be >= 0 and <= 900.")
+			return draft{}, SendResult{}, invalidValue(strconv.Itoa(d), "DelaySeconds", "DelaySeconds must be >= 0 and <= 900.")
 		}
 	}
 	attrs, aerr := checkAttributes(in.Attributes)
 	if aerr != nil {
-		return nil, SendResult{}, aerr
+		return draft{}, SendResult{}, aerr
 	}
 	if size := len(in.Body) + attributesSize(attrs); size > cfg.maximumMessageSize {
-		return nil, SendResult{}, ErrInvalidParameterValue.New("One or more parameters are invalid. Reason: Message must be shorter than %d bytes.", cfg.maximumMessageSize)
+		return draft{}, SendResult{}, ErrInvalidParameterValue.New("One or more parameters are invalid. Reason: Message must be shorter than %d bytes.", cfg.maximumMessageSize)
 	}
 	var trace string
 	var md5Sys string
 	for _, a := range in.SystemAttributes {
 		if a.Name != "AWSTraceHeader" {
-			return nil, SendResult{}, ErrInvalidParameterValue.New("Message system attribute name '%s' is invalid.", a.Name)
+			return draft{}, SendResult{}, ErrInvalidParameterValue.New("Message system attribute name '%s' is invalid.", a.Name)
 		}
 		if a.DataType != "String" {
-			return nil, SendResult{}, ErrInvalidParameterValue.New("Message system attribute 'AWSTraceHeader' must be of type 'String'.")
+			return draft{}, SendResult{}, ErrInvalidParameterValue.New("Message system attribute 'AWSTraceHeader' must be of type 'String'.")
 		}
 		if err := checkAttributeValue(a, "system"); err != nil {
-			return nil, SendResult{}, err
+			return draft{}, SendResult{}, err
 		}
 		trace = a.StringValue
 		md5Sys = MD5OfAttributes(in.SystemAttributes)
 	}
 	if err := q.checkIDs(cfg, in); err != nil {
-		return nil, SendResult{}, err
+		return draft{}, SendResult{}, err
 	}
 	dedupID := in.DeduplicationID
 	if cfg.fifo && dedupID == "" {
 		dedupID = contentDedupID(in.Body)
 	}
-	// The message id, the body's MD5 and the body share one allocation,
-	// which also detaches the body from whatever buffer it came in.
-	buf := make([]byte, bodyAt+len(in.Body))
+	// The message id and the body's MD5 share one allocation, the reply's.
+	var buf [bodyAt]byte
 	id.PutUUID((*[36]byte)(buf[:36]))
 	if len(in.BodyMD5) == 32 {
 		copy(buf[36:bodyAt], in.BodyMD5)
@@ -126,20 +126,18 @@ func (q *Queue) prepare(in SendInput) (*message, SendResult, error) {
 		sum := md5.Sum(unsafe.Slice(unsafe.StringData(in.Body), len(in.Body))) // read-only view, no copy
 		hex.Encode(buf[36:bodyAt], sum[:])
 	}
-	copy(buf[bodyAt:], in.Body)
-	m := &message{
-		data:     unsafe.String(&buf[0], len(buf)), // buf is never written again
-		senderID: q.engine.intern(in.SenderID),
-		index:    -1,
+	d := draft{
+		idMD5:  string(buf[:]),
+		body:   in.Body,
+		sender: in.SenderID,
+		ext:    messageExt{traceHeader: trace, groupID: in.GroupID, dedupID: dedupID},
 	}
+	res := SendResult{MessageID: d.idMD5[:36], MD5OfBody: d.idMD5[36:], MD5OfSysAttrs: md5Sys}
 	if len(attrs) > 0 {
-		m.attrs = &attrSet{list: attrs, md5: MD5OfAttributes(attrs)}
+		res.MD5OfAttrs = MD5OfAttributes(attrs)
+		d.attrs = encodeAttrs(attrs, res.MD5OfAttrs)
 	}
-	m.setExt(messageExt{traceHeader: trace, groupID: in.GroupID, dedupID: dedupID})
-	if cfg.fifo && m.ext == nil {
-		m.ext = &messageExt{} // admit writes its sequence number
-	}
-	return m, SendResult{MessageID: m.id(), MD5OfBody: m.md5Body(), MD5OfAttrs: m.md5Attrs(), MD5OfSysAttrs: md5Sys}, nil
+	return d, res, nil
 }
 
 // checkIDs validates MessageGroupId and MessageDeduplicationId for the queue type.
@@ -182,41 +180,47 @@ func validMessageID(s string) bool {
 	return true
 }
 
-// enqueue stores m, delayed by delay (nil: the queue's DelaySeconds).
-// Callers hold mu.
-func (q *Queue) enqueue(m *message, delay *int, now time.Time) {
+// enqueue stores d, delayed by delay (nil: the queue's DelaySeconds), and
+// returns its record. Callers hold mu.
+func (q *Queue) enqueue(d *draft, delay *int, now time.Time) uint32 {
 	q.seq++
-	m.seq, m.order = q.seq, q.seq
-	if m.sentAt == 0 {
-		m.sentAt = now.UnixNano()
+	i := q.msgs.slab.alloc()
+	r := q.rec(i)
+	r.seq, r.order = q.seq, q.seq
+	r.sentAt = d.sentAt
+	if r.sentAt == 0 {
+		r.sentAt = now.UnixNano()
 	}
-	if q.fifo != nil {
-		m.group = q.fifo.group(m.groupID())
-		m.group.size++
-	} else if g := m.groupID(); g != "" {
-		q.groupsHeld[g]++
+	r.receiveCount, r.firstReceiveAt, r.receivesBefore = d.receiveCount, d.firstReceiveAt, d.receivesBefore
+	r.index = -1
+	q.msgs.put(r, d)
+	if d.ext.groupID != "" {
+		g := q.groups.get(d.ext.groupID, &q.msgs.slab)
+		g.size++
+		r.group = g.idx
 	}
-	d := q.config.delaySeconds
+	dl := q.config.delaySeconds
 	if delay != nil {
-		d = *delay
+		dl = *delay
 	}
-	if d > 0 {
-		m.visibleAt = now.Add(time.Duration(d) * time.Second).UnixNano()
-		m.state = stateDelayed
-		q.delayed.push(m)
-		return
+	if dl > 0 {
+		r.visibleAt = now.Add(time.Duration(dl) * time.Second).UnixNano()
+		r.state = stateDelayed
+		q.delayed.push(i)
+		return i
 	}
-	m.visibleAt = now.UnixNano()
+	r.visibleAt = now.UnixNano()
 	switch {
 	case q.fifo != nil:
-		q.fifo.push(m)
-	case m.receiveCount > 0 || m.sentAt != now.UnixNano():
+		q.fifoPush(i)
+	case r.receiveCount > 0 || r.sentAt != now.UnixNano():
 		// Moved messages keep their age: order them by it among the returned.
-		m.state = stateReturned
-		q.returned.push(m)
+		r.state = stateReturned
+		q.returned.push(i)
 	default:
-		m.state = stateReady
-		q.ready.push(m)
+		r.state = stateReady
+		q.ready.push(i)
 	}
 	q.wake()
+	return i
 }

@@ -5,44 +5,48 @@ package sqs
 //   - returned: messages visible again after a receive, ordered by send order
 //     so that older messages come first;
 //   - delayed and inflight: heaps ordered by the time they become visible.
+// They hold record indexes (slab.go), not pointers: the collector has
+// nothing to walk however many messages are queued.
 // Time is evaluated lazily: promote moves what has come due whenever the
 // queue is touched, so no ticker scans queues.
 
-// deque is a ring buffer of messages.
+// deque is a ring buffer of record indexes.
 type deque struct {
-	buf        []*message
+	buf        []uint32
 	head, size int
 }
 
-func (d *deque) push(m *message) {
+func (d *deque) push(i uint32) {
 	if d.size == len(d.buf) {
 		n := len(d.buf) * 2
 		if n == 0 {
 			n = 64
 		}
-		nb := make([]*message, n)
-		for i := 0; i < d.size; i++ {
-			nb[i] = d.buf[(d.head+i)%len(d.buf)]
+		nb := make([]uint32, n)
+		for k := 0; k < d.size; k++ {
+			nb[k] = d.at(k)
 		}
 		d.buf, d.head = nb, 0
 	}
-	d.buf[(d.head+d.size)%len(d.buf)] = m
+	d.buf[(d.head+d.size)%len(d.buf)] = i
 	d.size++
 }
 
-func (d *deque) peek() *message {
+// at returns the k-th index from the head.
+func (d *deque) at(k int) uint32 { return d.buf[(d.head+k)%len(d.buf)] }
+
+func (d *deque) peek() uint32 {
 	if d.size == 0 {
-		return nil
+		return none
 	}
 	return d.buf[d.head]
 }
 
-func (d *deque) pop() *message {
+func (d *deque) pop() uint32 {
 	if d.size == 0 {
-		return nil
+		return none
 	}
-	m := d.buf[d.head]
-	d.buf[d.head] = nil
+	i := d.buf[d.head]
 	d.head = (d.head + 1) % len(d.buf)
 	d.size--
 	if d.size == 0 {
@@ -51,70 +55,76 @@ func (d *deque) pop() *message {
 			d.buf = nil // let a drained large queue give its memory back
 		}
 	}
-	return m
+	return i
 }
 
 func (d *deque) clear() { *d = deque{} }
 
-// msgHeap is an indexed binary heap: each message knows its position, so it
-// can be removed or re-keyed in O(log n).
+// msgHeap is an indexed binary heap of records: each record knows its
+// position, so it can be removed or re-keyed in O(log n).
 type msgHeap struct {
-	items  []*message
-	byTime bool // order by visibleAt (then seq) instead of seq
+	items  []uint32
+	s      *slab
+	byTime bool // order by visibleAt (then order) instead of order
 }
 
-func (h *msgHeap) less(a, b *message) bool {
-	if h.byTime && a.visibleAt != b.visibleAt {
-		return a.visibleAt < b.visibleAt
+func (h *msgHeap) less(a, b uint32) bool {
+	ra, rb := h.s.at(a), h.s.at(b)
+	if h.byTime && ra.visibleAt != rb.visibleAt {
+		return ra.visibleAt < rb.visibleAt
 	}
-	return a.order < b.order
+	return ra.order < rb.order
 }
 
 func (h *msgHeap) len() int { return len(h.items) }
 
-func (h *msgHeap) peek() *message {
+func (h *msgHeap) peek() uint32 {
 	if len(h.items) == 0 {
-		return nil
+		return none
 	}
 	return h.items[0]
 }
 
-func (h *msgHeap) push(m *message) {
-	m.index = len(h.items)
-	h.items = append(h.items, m)
-	h.up(m.index)
+func (h *msgHeap) push(i uint32) {
+	n := len(h.items)
+	h.s.at(i).index = int32(n)
+	h.items = append(h.items, i)
+	h.up(n)
 }
 
-func (h *msgHeap) pop() *message {
+func (h *msgHeap) pop() uint32 {
 	if len(h.items) == 0 {
-		return nil
+		return none
 	}
-	return h.remove(h.items[0])
+	i := h.items[0]
+	h.remove(i)
+	return i
 }
 
-func (h *msgHeap) remove(m *message) *message {
-	i := m.index
+func (h *msgHeap) remove(m uint32) {
+	i := int(h.s.at(m).index)
 	last := len(h.items) - 1
 	if i != last {
 		h.swap(i, last)
 	}
-	h.items[last] = nil
 	h.items = h.items[:last]
 	if i != last {
 		if !h.down(i) {
 			h.up(i)
 		}
 	}
-	m.index = -1
-	return m
+	h.s.at(m).index = -1
+	if last == 0 && cap(h.items) > 4096 {
+		h.items = nil // let a drained large heap give its memory back
+	}
 }
 
 func (h *msgHeap) clear() { h.items = nil }
 
 func (h *msgHeap) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].index = i
-	h.items[j].index = j
+	h.s.at(h.items[i]).index = int32(i)
+	h.s.at(h.items[j]).index = int32(j)
 }
 
 func (h *msgHeap) up(i int) {

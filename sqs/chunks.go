@@ -1,0 +1,108 @@
+package sqs
+
+// chunks hold the bytes of a queue's messages, appended one message after
+// another: MessageId (36), the body's MD5 (32), the body, then its encoded
+// user attributes and rare system attributes. Chunk sizes double from
+// firstChunk to maxChunk, so a queue pays for what it holds. A chunk whose
+// messages are all gone is freed at once (or, the one being appended to,
+// rewound): a queue consumed in order never copies anything. Messages
+// deleted out of order leave holes, which compact (compact.go) closes once
+// the chunks hold twice what is live.
+type chunks struct {
+	list     []chunk
+	spare    []uint32 // freed slots of list
+	cur      uint32   // 1 + the chunk being appended to; 0: none
+	nextSize int
+	held     int64 // bytes of the chunks held
+	written  int64 // bytes written into chunks still held
+	live     int64 // bytes of messages still queued
+}
+
+type chunk struct {
+	mem  region
+	used uint32 // bytes written
+	live uint32 // bytes of messages still queued
+}
+
+const (
+	firstChunk = 1 << 10
+	maxChunk   = 1 << 20
+)
+
+// reserve returns n bytes to write one message into and where they are.
+func (c *chunks) reserve(n uint32) (at, off uint32, buf []byte) {
+	if c.cur != 0 {
+		k := &c.list[c.cur-1]
+		if int(k.used+n) <= len(k.mem.b) {
+			off = k.used
+			k.used += n
+			k.live += n
+			c.written += int64(n)
+			c.live += int64(n)
+			return c.cur - 1, off, k.mem.b[off : off+n : off+n]
+		}
+	}
+	if c.cur != 0 && c.list[c.cur-1].live == 0 {
+		c.drop(c.cur - 1) // too small for n, and holds nothing
+	}
+	size := max(c.nextSize, firstChunk)
+	c.nextSize = min(size*2, maxChunk)
+	for size < int(n) {
+		size *= 2
+	}
+	k := chunk{mem: allocRegion(size)}
+	c.held += int64(size)
+	if len(c.spare) > 0 {
+		at = c.spare[len(c.spare)-1]
+		c.spare = c.spare[:len(c.spare)-1]
+		c.list[at] = k
+	} else {
+		at = uint32(len(c.list))
+		c.list = append(c.list, k)
+	}
+	c.cur = at + 1
+	return c.reserve(n)
+}
+
+// bytes returns the message bytes of r: a view, for use under the queue's
+// lock only; anything handed out is copied from it.
+func (c *chunks) bytes(r *record) []byte {
+	return c.list[r.chunk].mem.b[r.off : r.off+r.size()]
+}
+
+// forget marks r's bytes dead, freeing its chunk when nothing in it lives.
+func (c *chunks) forget(r *record) {
+	n := r.size()
+	k := &c.list[r.chunk]
+	k.live -= n
+	c.live -= int64(n)
+	if k.live > 0 {
+		return
+	}
+	if r.chunk+1 == c.cur {
+		c.written -= int64(k.used)
+		k.used = 0 // rewind: nothing in it is referenced
+		return
+	}
+	c.drop(r.chunk)
+}
+
+func (c *chunks) drop(at uint32) {
+	k := &c.list[at]
+	c.written -= int64(k.used)
+	c.held -= int64(len(k.mem.b))
+	k.mem.free()
+	*k = chunk{}
+	c.spare = append(c.spare, at)
+	if c.cur == at+1 {
+		c.cur = 0
+	}
+}
+
+// reset frees every chunk.
+func (c *chunks) reset() {
+	for i := range c.list {
+		c.list[i].mem.free()
+	}
+	*c = chunks{}
+}

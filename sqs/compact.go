@@ -1,0 +1,96 @@
+package sqs
+
+// A queue's memory stays proportional to what it holds. Slots freed by
+// deletes are reused by later sends, and chunks emptied by in-order
+// consumption are freed at once (chunks.go); what is left is holes: records
+// and bytes of messages deleted out of order, and slots of a queue that
+// shrank. tidy, run before the queue's lock is released, frees everything
+// of a queue left empty, and rewrites a queue's live messages into fresh
+// records and chunks once the slots handed out pass twice the live ones or
+// the bytes written pass twice the live bytes. Each rewrite costs what is
+// live, and at least as much was deleted since the last, so its cost per
+// message is O(1) amortised.
+
+const (
+	compactSlack       = 8192    // slots a queue may hold beyond twice its live ones
+	compactByteSlack   = 4 << 20 // bytes beyond twice the live ones
+	keepWhenEmpty      = 64      // slots (page 0) an empty queue keeps
+	keepBytesWhenEmpty = 64 << 10
+)
+
+// tidy is called with mu held, before it is released.
+func (q *Queue) tidy() {
+	s := q.msgs
+	switch {
+	case s.slab.live == 0:
+		if s.slab.n > keepWhenEmpty || s.chunks.held > keepBytesWhenEmpty {
+			s.slab.reset()
+			s.chunks.reset()
+		}
+	case s.slab.n > 2*uint32(s.slab.live)+compactSlack,
+		s.chunks.written > 2*s.chunks.live+compactByteSlack:
+		q.compact()
+	}
+}
+
+// compact rewrites the live records, in slot order, into a fresh slab and
+// fresh chunks, and renumbers every container that holds their indexes.
+func (q *Queue) compact() {
+	old := *q.msgs
+	fresh := store{senders: old.senders, byName: old.byName}
+	remap := make([]uint32, old.slab.n)
+	for i := range old.slab.n {
+		r := old.slab.at(i)
+		if r.state == stateGone {
+			remap[i] = none
+			continue
+		}
+		j := fresh.slab.alloc()
+		c := fresh.slab.at(j)
+		*c = *r
+		var buf []byte
+		c.chunk, c.off, buf = fresh.chunks.reserve(r.size())
+		copy(buf, old.chunks.bytes(r))
+		remap[i] = j
+	}
+	old.slab.reset()
+	old.chunks.reset()
+	*q.msgs = fresh
+
+	// The ready deque, packed from its head.
+	ready := deque{buf: make([]uint32, max(64, q.ready.size))}
+	for k := range q.ready.size {
+		ready.buf[k] = remap[q.ready.at(k)]
+	}
+	ready.size = q.ready.size
+	q.ready = ready
+	renumber := func(h *msgHeap) {
+		items := make([]uint32, len(h.items))
+		for k, i := range h.items {
+			items[k] = remap[i]
+		}
+		h.items = items
+	}
+	renumber(&q.returned)
+	renumber(&q.delayed)
+	renumber(&q.inflight)
+	for _, g := range q.groups.list {
+		if g != nil {
+			renumber(&g.msgs)
+		}
+	}
+	for seq, i := range q.handles {
+		q.handles[seq] = remap[i]
+	}
+	if q.fifo != nil {
+		for _, a := range q.fifo.attempts {
+			for k, i := range a.msgs {
+				if i < uint32(len(remap)) {
+					a.msgs[k] = remap[i]
+				} else {
+					a.msgs[k] = none
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package sqs
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Messages deleted out of order leave holes; once they pass twice what is
+// live the queue rewrites itself. What it holds, and what receives handed
+// out before, must come through unchanged, and receipt handles stay valid.
+func TestCompactionKeepsMessagesAndHandles(t *testing.T) {
+	t.Parallel()
+	e, _ := newTestEngine(t)
+	q := mustQueue(t, e, "holes", nil)
+	const n = 30000
+	body := func(i int) string { return fmt.Sprintf("message %d ", i) + strings.Repeat("x", 1000+i%7) }
+	for i := range n {
+		in := SendInput{Body: body(i), SenderID: fmt.Sprintf("AKIA%d", i%3)}
+		if i%5 == 0 {
+			in.Attributes = []MessageAttribute{{Name: "n", DataType: "Number", StringValue: fmt.Sprint(i)}}
+		}
+		if _, err := q.Send(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := ReceiveInput{MaxNumberOfMessages: ptr(10), VisibilityTimeout: ptr(600), SystemAttributeNames: []string{"All"}, MessageAttributeNames: []string{"All"}}
+	var got []Received
+	for len(got) < n {
+		out := receive(t, q, all)
+		if len(out) == 0 {
+			t.Fatalf("received %d of %d", len(got), n)
+		}
+		got = append(got, out...)
+	}
+	for i, m := range got {
+		if i%3 != 0 {
+			if err := q.Delete(m.ReceiptHandle); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	q.lock()
+	slots, written, live := q.msgs.slab.n, q.msgs.chunks.written, q.msgs.chunks.live
+	q.unlock()
+	if slots > n/3+compactSlack || written > 2*live+compactByteSlack {
+		t.Fatalf("not compacted: %d slots for %d messages, %d bytes written for %d live", slots, n/3, written, live)
+	}
+	for i, m := range got { // what was handed out is a copy
+		if !strings.HasPrefix(m.Body, fmt.Sprintf("message %d ", i)) || m.MD5OfBody != MD5OfBody(m.Body) {
+			t.Fatalf("received message %d changed: %.20q", i, m.Body)
+		}
+	}
+	for i := 0; i < n; i += 3 { // the kept ones' handles still work
+		if err := q.ChangeVisibility(got[i].ReceiptHandle, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := 0
+	for {
+		out := receive(t, q, all)
+		if len(out) == 0 {
+			break
+		}
+		for _, m := range out {
+			var i int
+			fmt.Sscanf(m.Body, "message %d ", &i)
+			want := got[i]
+			if i%3 != 0 || m.Body != body(i) || m.MessageID != want.MessageID || m.MD5OfBody != want.MD5OfBody ||
+				m.MD5OfAttrs != want.MD5OfAttrs || !reflect.DeepEqual(m.MessageAttributes, want.MessageAttributes) ||
+				sysAttr(m.Attributes, SysSenderID) != fmt.Sprintf("AKIA%d", i%3) || sysAttr(m.Attributes, SysApproximateReceiveCount) != "2" {
+				t.Fatalf("message %d after compaction: %+v", i, m)
+			}
+			if err := q.Delete(m.ReceiptHandle); err != nil {
+				t.Fatal(err)
+			}
+			seen++
+		}
+	}
+	if seen != (n+2)/3 {
+		t.Fatalf("received %d again, want %d", seen, (n+2)/3)
+	}
+	q.lock()
+	defer q.unlock()
+	if q.msgs.slab.n > keepWhenEmpty || q.msgs.chunks.held > keepBytesWhenEmpty {
+		t.Fatalf("an empty queue keeps %d slots and %d bytes", q.msgs.slab.n, q.msgs.chunks.held)
+	}
+}
+
+// A compaction in any state changes nothing a client or Peek can see: FIFO
+// groups, in-flight, delayed and returned messages, a receive attempt's replay.
+func TestCompactionInEveryState(t *testing.T) {
+	t.Parallel()
+	e, c := newTestEngine(t)
+	std := mustQueue(t, e, "std", map[string]string{AttrRedrivePolicy: ""})
+	fifo := mustQueue(t, e, "f.fifo", map[string]string{AttrFifoQueue: "true", AttrContentBasedDeduplication: "true"})
+	for i := range 40 {
+		if _, err := std.Send(SendInput{Body: fmt.Sprint("s", i), DelaySeconds: ptr(i % 3 * 60), GroupID: fmt.Sprint("g", i%4),
+			SystemAttributes: []MessageAttribute{{Name: "AWSTraceHeader", DataType: "String", StringValue: "Root=1"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fifo.Send(SendInput{Body: fmt.Sprint("f", i), GroupID: fmt.Sprint("g", i%5)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Advance(61 * time.Second)
+	r1 := receive(t, std, ReceiveInput{MaxNumberOfMessages: ptr(10), VisibilityTimeout: ptr(30)})
+	receive(t, std, ReceiveInput{MaxNumberOfMessages: ptr(5), VisibilityTimeout: ptr(0)}) // received, visible again
+	attempt := ReceiveInput{MaxNumberOfMessages: ptr(10), AttemptID: "a1", SystemAttributeNames: []string{"All"}}
+	f1 := receive(t, fifo, attempt)
+	for _, m := range r1[:3] {
+		if err := std.Delete(m.ReceiptHandle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []*Queue{std, fifo} {
+		before, _ := q.Peek(PeekOptions{Limit: MaxPeekLimit})
+		q.lock()
+		q.compact()
+		q.unlock()
+		after, _ := q.Peek(PeekOptions{Limit: MaxPeekLimit})
+		if !reflect.DeepEqual(before, after) {
+			t.Fatalf("%s: Peek before compaction\n%+v\nafter\n%+v", q.name, before, after)
+		}
+	}
+	if again := receive(t, fifo, attempt); !reflect.DeepEqual(again, f1) {
+		t.Fatalf("the attempt's replay changed: %+v, want %+v", again, f1)
+	}
+	for _, m := range append(r1[3:], f1...) {
+		q := std
+		if strings.HasPrefix(m.Body, "f") {
+			q = fifo
+		}
+		if err := q.Delete(m.ReceiptHandle); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A queue costs what it holds: three small messages take one small page
+// and one small chunk, from Go's heap; a large queue's memory is mapped and
+// goes back when it is purged.
+func TestStoreMemoryFollowsContents(t *testing.T) {
+	e, _ := newTestEngine(t)
+	small := mustQueue(t, e, "small", nil)
+	for range 3 {
+		send(t, small, strings.Repeat("x", 64))
+	}
+	small.lock()
+	pages, held, mapped := len(small.msgs.slab.pages), small.msgs.chunks.held, small.msgs.slab.pages[0].mapped
+	small.unlock()
+	if pages != 1 || held > firstChunk || mapped {
+		t.Fatalf("3 messages: %d pages, %d chunk bytes, mapped %v", pages, held, mapped)
+	}
+
+	e.opts.NoPurgeWait = true
+	big := mustQueue(t, e, "big", nil)
+	start := offHeap.Load()
+	body := strings.Repeat("y", 1024)
+	for range 20000 {
+		send(t, big, body)
+	}
+	if grown := offHeap.Load() - start; grown < 20000*1024 || grown > 2*20000*(1024+bodyAt+int64(recordSize)) {
+		t.Fatalf("20,000 1 KiB messages map %d bytes", grown)
+	}
+	if err := big.Purge(); err != nil {
+		t.Fatal(err)
+	}
+	if after := offHeap.Load(); after > start {
+		t.Fatalf("purged, %d bytes still mapped (%d before)", after, start)
+	}
+}

@@ -1,0 +1,222 @@
+package sqs
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+	"unsafe"
+)
+
+// store is the memory of one queue's messages: records, their bytes and the
+// queue's sender ids. It holds no pointer back to its queue, so a cleanup
+// can free it when a queue is dropped without being deleted (newQueue).
+type store struct {
+	slab    slab
+	chunks  chunks
+	senders []string // by record.sender-1
+	byName  map[string]uint16
+}
+
+// maxSenders bounds a queue's sender table: past it, a sender id is kept in
+// each message's bytes instead, so a stream of distinct ids costs what their
+// messages cost and goes when they go.
+const maxSenders = 1024
+
+// senderInExt marks a record whose sender id is in its ext bytes.
+const senderInExt = ^uint16(0)
+
+const recordSize = int(unsafe.Sizeof(record{}))
+
+func (s *store) at(i uint32) *record { return s.slab.at(i) }
+
+// release frees all the store's memory.
+func (s *store) release() {
+	s.slab.reset()
+	s.chunks.reset()
+	s.senders, s.byName = nil, nil
+}
+
+// draft is a message on its way into a queue, or taken out of one (a
+// dead-letter or redrive move): ordinary Go strings, owned by nobody else
+// once it is out of a queue.
+type draft struct {
+	idMD5          string // MessageId (36 bytes), then the body's MD5 (32)
+	body           string
+	attrs          []byte // encoded user attributes (encodeAttrs); nil: none
+	sender         string
+	ext            messageExt
+	sentAt         int64 // 0: now
+	firstReceiveAt int64
+	receiveCount   int32
+	receivesBefore int32
+}
+
+const bodyAt = 36 + 32 // where the body starts in a message's bytes
+
+func (d *draft) id() string { return d.idMD5[:36] }
+
+// messageExt holds the system attributes most messages lack. A message's
+// MessageGroupId is in its queue's group table, the rest in its ext bytes.
+type messageExt struct {
+	traceHeader string
+	groupID     string
+	dedupID     string
+	sequenceNum string
+	dlqSource   string // ARN of the queue it was dead-lettered from
+}
+
+// put stores d's bytes for r and sets r's byte and sender fields.
+func (s *store) put(r *record, d *draft) {
+	r.sender = s.senderRef(d.sender)
+	extra := ""
+	if r.sender == senderInExt {
+		extra = d.sender
+	}
+	fields := [...]string{d.ext.traceHeader, d.ext.dedupID, d.ext.sequenceNum, d.ext.dlqSource, extra}
+	ext := 0
+	for _, f := range fields {
+		if f != "" {
+			ext = 1
+			break
+		}
+	}
+	if ext != 0 {
+		ext = 0
+		for _, f := range fields {
+			ext += uvarintLen(len(f)) + len(f)
+		}
+	}
+	r.bodyLen, r.attrLen, r.extLen = uint32(len(d.body)), uint32(len(d.attrs)), uint32(ext)
+	var buf []byte
+	r.chunk, r.off, buf = s.chunks.reserve(r.size())
+	n := copy(buf, d.idMD5)
+	n += copy(buf[n:], d.body)
+	n += copy(buf[n:], d.attrs)
+	if ext != 0 {
+		for _, f := range fields {
+			n += binary.PutUvarint(buf[n:], uint64(len(f)))
+			n += copy(buf[n:], f)
+		}
+	}
+}
+
+// forget frees r's bytes; the caller frees its slot.
+func (s *store) forget(r *record) { s.chunks.forget(r) }
+
+func (s *store) senderRef(id string) uint16 {
+	if id == "" {
+		return 0
+	}
+	if i, ok := s.byName[id]; ok {
+		return i
+	}
+	if len(s.senders) >= maxSenders {
+		return senderInExt
+	}
+	if s.byName == nil {
+		s.byName = map[string]uint16{}
+	}
+	id = strings.Clone(id) // a slice of the request's Authorization header otherwise
+	s.senders = append(s.senders, id)
+	s.byName[id] = uint16(len(s.senders))
+	return uint16(len(s.senders))
+}
+
+// The parts of a stored message, as views of its bytes (valid under the
+// queue's lock only).
+func (s *store) head(r *record) []byte { return s.chunks.bytes(r)[:bodyAt+r.bodyLen] }
+func (s *store) attrBytes(r *record) []byte {
+	return s.chunks.bytes(r)[bodyAt+r.bodyLen : bodyAt+r.bodyLen+r.attrLen]
+}
+
+// ext decodes r's rare system attributes (copies); groupID is left for the
+// caller, who has the group table.
+func (s *store) ext(r *record) (e messageExt, sender string) {
+	if r.sender != 0 && r.sender != senderInExt {
+		sender = s.senders[r.sender-1]
+	}
+	if r.extLen == 0 {
+		return e, sender
+	}
+	b := s.chunks.bytes(r)[r.size()-r.extLen:]
+	var f [5]string
+	for i := range f {
+		n, k := binary.Uvarint(b)
+		b = b[k:]
+		if n > 0 {
+			f[i] = string(b[:n])
+		}
+		b = b[n:]
+	}
+	e.traceHeader, e.dedupID, e.sequenceNum, e.dlqSource = f[0], f[1], f[2], f[3]
+	if r.sender == senderInExt {
+		sender = f[4]
+	}
+	return e, sender
+}
+
+func uvarintLen(n int) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
+}
+
+// encodeAttrs encodes user attributes, sorted by name, after their MD5: per
+// attribute its name, data type, string value and binary value, each
+// length-prefixed.
+func encodeAttrs(list []MessageAttribute, md5 string) []byte {
+	n := len(md5)
+	for _, a := range list {
+		for _, l := range [...]int{len(a.Name), len(a.DataType), len(a.StringValue), len(a.BinaryValue)} {
+			n += uvarintLen(l) + l
+		}
+	}
+	b := make([]byte, 0, n)
+	b = append(b, md5...)
+	for _, a := range list {
+		b = binary.AppendUvarint(b, uint64(len(a.Name)))
+		b = append(b, a.Name...)
+		b = binary.AppendUvarint(b, uint64(len(a.DataType)))
+		b = append(b, a.DataType...)
+		b = binary.AppendUvarint(b, uint64(len(a.StringValue)))
+		b = append(b, a.StringValue...)
+		b = binary.AppendUvarint(b, uint64(len(a.BinaryValue)))
+		b = append(b, a.BinaryValue...)
+	}
+	return b
+}
+
+// decodeAttrs returns copies of the attributes encodeAttrs encoded and their MD5.
+func decodeAttrs(enc []byte) (list []MessageAttribute, md5 string) {
+	if len(enc) == 0 {
+		return nil, ""
+	}
+	s := string(enc) // one copy for every string
+	md5, s = s[:32], s[32:]
+	next := func() string {
+		n, k := binary.Uvarint(unsafe.Slice(unsafe.StringData(s), min(len(s), binary.MaxVarintLen64)))
+		v := s[k : k+int(n)]
+		s = s[k+int(n):]
+		return v
+	}
+	for len(s) > 0 {
+		a := MessageAttribute{Name: next(), DataType: next(), StringValue: next()}
+		if bv := next(); bv != "" {
+			a.BinaryValue = []byte(bv)
+		}
+		list = append(list, a)
+	}
+	return list, md5
+}
+
+// attrsMD5 is the MD5 at the head of encoded attributes.
+func attrsMD5(enc []byte) string {
+	if len(enc) == 0 {
+		return ""
+	}
+	return string(enc[:32])
+}
+
+var _ = bytes.Clone
