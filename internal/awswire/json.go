@@ -59,6 +59,11 @@ type JSONObject struct {
 	n   []int // members written, per open object
 }
 
+// Reset empties o for another reply, keeping its buffers.
+func (o *JSONObject) Reset() {
+	o.Buf, o.n = o.Buf[:0], o.n[:0]
+}
+
 // Open starts an object (as a value: write the key first with Key).
 func (o *JSONObject) Open() {
 	o.Buf = append(o.Buf, '{')

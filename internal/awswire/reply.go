@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/textproto"
 	"strconv"
 
 	"github.com/fanout/fanout/awserr"
@@ -17,6 +18,10 @@ const (
 
 // RequestIDHeader carries the request id on every reply.
 const RequestIDHeader = "x-amzn-RequestId"
+
+// requestIDKey is RequestIDHeader in the form http.Header keeps it, so
+// that setting it per reply does not canonicalize (and copy) the name.
+var requestIDKey = textproto.CanonicalMIMEHeaderKey(RequestIDHeader)
 
 // WriteJSON writes a 200 AWS JSON 1.0 reply of v (encoding/json, with HTML
 // escaping off as AWS does).
@@ -36,7 +41,7 @@ func WriteJSON(w http.ResponseWriter, requestID string, v any) {
 func WriteJSONBytes(w http.ResponseWriter, requestID string, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", ContentJSON10)
-	h.Set(RequestIDHeader, requestID)
+	h[requestIDKey] = []string{requestID}
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
@@ -69,7 +74,7 @@ func WriteJSONError(w http.ResponseWriter, requestID, namespace string, e *awser
 func WriteXML(w http.ResponseWriter, requestID string, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", ContentXML)
-	h.Set(RequestIDHeader, requestID)
+	h[requestIDKey] = []string{requestID}
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)

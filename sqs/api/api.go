@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -129,8 +130,7 @@ func IsAction(name string) bool { _, ok := actions[name]; return ok }
 // ServeJSON serves an AWS JSON 1.0 call; target is the X-Amz-Target action.
 func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 	rid := id.UUID()
-	body, release, err := readBody(r)
-	defer release()
+	body, err := readBody(r)
 	if errors.Is(err, errTooLarge) {
 		awswire.WriteTooLarge(w, maxBody)
 		return
@@ -153,10 +153,15 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 		h.fail(w, rid, false, op, sqs.ErrSerialization.New("Start of structure or map found where not expected."))
 		return
 	}
-	in, err := newJSONInput(gjson.ParseBytes(body))
-	if err != nil {
+	// The body is never written again, so gjson's strings can point into
+	// it instead of into a copy: what an action keeps keeps the body alive,
+	// as it kept the copy.
+	d := decoders.Get().(*jsonDecoder)
+	defer d.release()
+	in, jerr := d.decode(gjson.Parse(unsafe.String(unsafe.SliceData(body), len(body))))
+	if jerr != nil {
 		awswire.NoteCall(w, "sqs", op, "")
-		h.fail(w, rid, false, op, err)
+		h.fail(w, rid, false, op, jerr)
 		return
 	}
 	req := &request{engine: h.engine, ctx: r.Context(), in: in, host: r.Host, tls: r.TLS != nil, path: r.URL.Path, senderID: senderID(r), op: op}
@@ -173,45 +178,43 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 		return
 	}
 	if fast, ok := rep.(jsonAppender); ok {
-		buf := bufPool.Get().(*[]byte)
-		o := awswire.JSONObject{Buf: (*buf)[:0]}
+		o := replies.Get().(*awswire.JSONObject)
+		o.Reset()
 		o.Open()
-		fast.appendJSON(&o)
+		fast.appendJSON(o)
 		o.Close()
 		awswire.WriteJSONBytes(w, rid, o.Buf)
-		*buf = o.Buf
-		bufPool.Put(buf)
+		if cap(o.Buf) <= pooledCap {
+			replies.Put(o)
+		}
 		return
 	}
 	awswire.WriteJSON(w, rid, rep.json())
 }
 
-// bufPool recycles request and reply buffers of the JSON protocol.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+// replies recycles the writers of JSON replies with their buffers.
+var replies = sync.Pool{New: func() any { return &awswire.JSONObject{Buf: make([]byte, 0, 4096)} }}
+
+// pooledCap is the largest reply buffer kept for reuse: a rare large reply
+// should not pin megabytes in the pool.
+const pooledCap = 64 << 10
 
 // errTooLarge is a body longer than maxBody.
 var errTooLarge = errors.New("request body too large")
 
-// pooledCap is the largest buffer kept for reuse: a rare large body should
-// not pin megabytes in the pool.
-const pooledCap = 64 << 10
-
-// readBody reads a request body into a pooled buffer; release returns it.
-// The buffer grows with what arrives, never from what Content-Length
-// claims, and a body past maxBody is refused rather than cut short.
-func readBody(r *http.Request) ([]byte, func(), error) {
-	noop := func() {}
+// readBody reads a request body into a buffer of its own, which the
+// request's strings then point into. The buffer grows with what arrives,
+// never from what Content-Length claims, and a body past
+// maxBody is refused rather than cut short.
+func readBody(r *http.Request) ([]byte, error) {
 	if r.ContentLength > maxBody {
-		return nil, noop, errTooLarge
+		return nil, errTooLarge
 	}
-	buf := bufPool.Get().(*[]byte)
-	b := (*buf)[:0]
-	release := func() {
-		if cap(b) <= pooledCap {
-			*buf = b[:0]
-		}
-		bufPool.Put(buf)
+	n := 512
+	if r.ContentLength > 0 {
+		n = int(min(r.ContentLength+1, 64<<10)) // +1: EOF needs no second buffer
 	}
+	b := make([]byte, 0, n)
 	lr := io.LimitReader(r.Body, maxBody+1)
 	for {
 		if len(b) == cap(b) { // double: a body costs at most twice its size
@@ -225,13 +228,13 @@ func readBody(r *http.Request) ([]byte, func(), error) {
 			break
 		}
 		if err != nil {
-			return nil, release, err
+			return nil, err
 		}
 	}
 	if len(b) > maxBody {
-		return nil, release, errTooLarge
+		return nil, errTooLarge
 	}
-	return b, release, nil
+	return b, nil
 }
 
 // ServeQuery serves a Query-protocol call whose parameters are already parsed.

@@ -45,15 +45,15 @@ func appendBatchErrors(o *awswire.JSONObject, fs []batchError) {
 
 func (r sendBatchReply) appendJSON(o *awswire.JSONObject) {
 	o.OpenArray("Successful")
-	for _, e := range r.Successful {
+	for _, e := range r.ok {
 		o.Item()
 		o.Open()
 		o.String("Id", e.ID)
-		e.sendReply.appendJSON(o)
+		newSendReply(e.SendResult).appendJSON(o)
 		o.Close()
 	}
 	o.CloseArray()
-	appendBatchErrors(o, r.Failed)
+	appendBatchErrors(o, r.failed)
 }
 
 func (r idBatchReply) appendJSON(o *awswire.JSONObject) {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -33,11 +34,150 @@ type input interface {
 // The members SQS knows are checked against their shapes and indexed in one
 // pass (looking each up with gjson.Get would scan the whole body, a 1 MiB
 // message, once per member); unknown members are skipped, as AWS skips them.
-type jsonInput struct{ members []member }
+// A request's members and its batch entries live in a jsonDecoder's
+// buffers, reused from request to request.
+type jsonInput struct {
+	members []member
+	d       *jsonDecoder // the request's decoder; nil on a batch entry
+}
 
 type member struct {
 	key string
 	val gjson.Result
+}
+
+// maxIndexedEntries is how many batch entries are indexed with the request:
+// every batch action takes at most 10, and more are refused by their count
+// (sqs.CheckBatchSize) before any is read.
+const maxIndexedEntries = 10
+
+// jsonDecoder checks and indexes one JSON request; its buffers are pooled.
+type jsonDecoder struct {
+	top     jsonInput
+	members []member    // the request's own members
+	arena   []member    // the members of its entries, one run per entry
+	entries []jsonInput // the last Entries member's non-null entries
+	inputs  []input     // entries as inputs, handed to the actions
+	// moreEntries says the Entries member held more than maxIndexedEntries:
+	// entries then indexes them when asked.
+	moreEntries bool
+	entriesRaw  gjson.Result
+}
+
+var decoders = sync.Pool{New: func() any {
+	return &jsonDecoder{members: make([]member, 0, 8), arena: make([]member, 0, 32), entries: make([]jsonInput, 0, maxIndexedEntries), inputs: make([]input, 0, maxIndexedEntries)}
+}}
+
+// maxPooledMembers bounds the buffers a decoder keeps for the next request.
+const maxPooledMembers = 256
+
+// release clears the decoder (its members point into the request body) and
+// returns it to the pool.
+func (d *jsonDecoder) release() {
+	if cap(d.arena) > maxPooledMembers || cap(d.members) > maxPooledMembers {
+		return
+	}
+	clear(d.members)
+	clear(d.arena[:cap(d.arena)])
+	clear(d.entries)
+	clear(d.inputs)
+	*d = jsonDecoder{members: d.members[:0], arena: d.arena[:0], entries: d.entries[:0], inputs: d.inputs[:0]}
+	decoders.Put(d)
+}
+
+// decode checks a request's members against their shapes and indexes them
+// with its first batch entries, in one pass over each level. An explicit
+// null is an absent member, as AWS's JSON protocols treat it; a value of the
+// wrong type is the SerializationException AWS answers, worded as AWS words it.
+func (d *jsonDecoder) decode(v gjson.Result) (*jsonInput, *awserr.Error) {
+	if err := checkStructure(v); err != nil {
+		return nil, err
+	}
+	var err *awserr.Error
+	v.ForEach(func(k, val gjson.Result) bool {
+		sh, ok := memberShape(k.Str, true)
+		if !ok {
+			return true
+		}
+		if sh == shapeEntries {
+			err = d.checkEntries(val)
+		} else {
+			err = checkShape(val, sh)
+		}
+		if err == nil && val.Type != gjson.Null {
+			d.members = addMember(d.members, 0, k.Str, val)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.top = jsonInput{members: d.members, d: d}
+	return &d.top, nil
+}
+
+// addMember appends a member to the run of ms starting at from, or replaces
+// the value of a repeated one: the last one wins.
+func addMember(ms []member, from int, key string, val gjson.Result) []member {
+	for i := from; i < len(ms); i++ {
+		if ms[i].key == key {
+			ms[i].val = val
+			return ms
+		}
+	}
+	return append(ms, member{key, val})
+}
+
+// checkEntries checks an Entries member and indexes its first entries.
+func (d *jsonDecoder) checkEntries(v gjson.Result) *awserr.Error {
+	d.entries, d.moreEntries, d.entriesRaw = d.entries[:0], false, v
+	if v.Type == gjson.Null {
+		return nil
+	}
+	if err := checkListShape(v); err != nil {
+		return err
+	}
+	var err *awserr.Error
+	v.ForEach(func(_, e gjson.Result) bool {
+		if e.Type == gjson.Null || d.moreEntries {
+			err = checkMembers(e, false)
+			return err == nil
+		}
+		if len(d.entries) == maxIndexedEntries {
+			d.moreEntries = true
+			err = checkMembers(e, false)
+			return err == nil
+		}
+		var in jsonInput
+		in, err = d.indexEntry(e)
+		if err == nil {
+			d.entries = append(d.entries, in)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// indexEntry checks one batch entry and indexes its members in the arena.
+func (d *jsonDecoder) indexEntry(e gjson.Result) (jsonInput, *awserr.Error) {
+	if err := checkStructure(e); err != nil {
+		return jsonInput{}, err
+	}
+	from := len(d.arena)
+	var err *awserr.Error
+	e.ForEach(func(k, val gjson.Result) bool {
+		sh, ok := memberShape(k.Str, false)
+		if !ok {
+			return true
+		}
+		if err = checkShape(val, sh); err == nil && val.Type != gjson.Null {
+			d.arena = addMember(d.arena, from, k.Str, val)
+		}
+		return err == nil
+	})
+	// The run's capacity ends where it does, so that nothing appended to the
+	// arena later can show through it.
+	return jsonInput{members: d.arena[from:len(d.arena):len(d.arena)]}, err
 }
 
 // shape is the JSON type of a request member.
@@ -79,16 +219,6 @@ var attributeValueShapes = map[string]shape{
 	"StringListValues": shapeStringList, "BinaryListValues": shapeBlobList,
 }
 
-// newJSONInput checks a request's members and indexes them. An explicit
-// null is an absent member, as AWS's JSON protocols treat it; a value of the
-// wrong type is the SerializationException AWS answers, worded as AWS words it.
-func newJSONInput(v gjson.Result) (jsonInput, error) {
-	if err := checkMembers(v, true); err != nil {
-		return jsonInput{}, err
-	}
-	return indexMembers(v, true), nil
-}
-
 // checkMembers checks the members of a request (top) or batch entry
 // against their shapes, allocating nothing.
 func checkMembers(v gjson.Result, top bool) *awserr.Error {
@@ -109,25 +239,6 @@ func checkMembers(v gjson.Result, top bool) *awserr.Error {
 func memberShape(name string, top bool) (shape, bool) {
 	sh, ok := shapes[name]
 	return sh, ok && (top || sh != shapeEntries)
-}
-
-// indexMembers indexes the known, non-null members of checked v.
-func indexMembers(v gjson.Result, top bool) jsonInput {
-	j := jsonInput{members: make([]member, 0, 8)} // one allocation for a typical request
-	v.ForEach(func(k, val gjson.Result) bool {
-		if _, ok := memberShape(k.Str, top); !ok || val.Type == gjson.Null {
-			return true
-		}
-		for i := range j.members {
-			if j.members[i].key == k.Str {
-				j.members[i].val = val // a repeated member: the last one wins
-				return true
-			}
-		}
-		j.members = append(j.members, member{k.Str, val})
-		return true
-	})
-	return j
 }
 
 // checkStructure reports a value that is not a JSON object (or null).
@@ -159,11 +270,8 @@ func checkShape(v gjson.Result, sh shape) *awserr.Error {
 		}
 		return nil
 	case shapeStringList, shapeBlobList, shapeEntries:
-		if !v.IsArray() {
-			if v.IsObject() {
-				return sqs.ErrSerialization.New("Start of structure or map found where not expected.")
-			}
-			return sqs.ErrSerialization.New("Expected list or null")
+		if err := checkListShape(v); err != nil {
+			return err
 		}
 		var err *awserr.Error
 		v.ForEach(func(_, e gjson.Result) bool {
@@ -208,6 +316,17 @@ func checkShape(v gjson.Result, sh shape) *awserr.Error {
 	return nil
 }
 
+// checkListShape reports a non-null value that is not a JSON array.
+func checkListShape(v gjson.Result) *awserr.Error {
+	if !v.IsArray() {
+		if v.IsObject() {
+			return sqs.ErrSerialization.New("Start of structure or map found where not expected.")
+		}
+		return sqs.ErrSerialization.New("Expected list or null")
+	}
+	return nil
+}
+
 // scalar reports a value that is not of JSON type want, in the words AWS
 // uses: "NUMBER_VALUE can not be converted to a String", "Start of list
 // found where not expected", ...
@@ -225,7 +344,7 @@ func scalar(v gjson.Result, want gjson.Type, wantName string) *awserr.Error {
 	return sqs.ErrSerialization.New("%s can not be converted to %s", token, wantName)
 }
 
-func (j jsonInput) get(name string) gjson.Result {
+func (j *jsonInput) get(name string) gjson.Result {
 	for i := range j.members {
 		if j.members[i].key == name {
 			return j.members[i].val
@@ -236,11 +355,11 @@ func (j jsonInput) get(name string) gjson.Result {
 
 // The readers below run on checked members: a member has its shape or is absent.
 
-func (j jsonInput) str(name string) string { return j.get(name).Str }
+func (j *jsonInput) str(name string) string { return j.get(name).Str }
 
-func (j jsonInput) has(name string) bool { return j.get(name).Exists() }
+func (j *jsonInput) has(name string) bool { return j.get(name).Exists() }
 
-func (j jsonInput) integer(name string) (*int, error) {
+func (j *jsonInput) integer(name string) (*int, error) {
 	r := j.get(name)
 	if !r.Exists() {
 		return nil, nil
@@ -249,7 +368,7 @@ func (j jsonInput) integer(name string) (*int, error) {
 	return &n, nil
 }
 
-func (j jsonInput) list(jsonName, _ string) []string {
+func (j *jsonInput) list(jsonName, _ string) []string {
 	var out []string
 	j.get(jsonName).ForEach(func(_, v gjson.Result) bool {
 		if v.Type != gjson.Null {
@@ -260,7 +379,10 @@ func (j jsonInput) list(jsonName, _ string) []string {
 	return out
 }
 
-func (j jsonInput) size(jsonName, _ string) int {
+func (j *jsonInput) size(jsonName, _ string) int {
+	if d := j.d; jsonName == "Entries" && d != nil && !d.moreEntries {
+		return len(d.entries)
+	}
 	n := 0
 	j.get(jsonName).ForEach(func(_, v gjson.Result) bool {
 		if v.Type != gjson.Null {
@@ -271,7 +393,7 @@ func (j jsonInput) size(jsonName, _ string) int {
 	return n
 }
 
-func (j jsonInput) strMap(jsonName, _, _, _ string) map[string]string {
+func (j *jsonInput) strMap(jsonName, _, _, _ string) map[string]string {
 	r := j.get(jsonName)
 	if !r.Exists() {
 		return nil
@@ -286,7 +408,7 @@ func (j jsonInput) strMap(jsonName, _, _, _ string) map[string]string {
 	return out
 }
 
-func (j jsonInput) msgAttrs(jsonName, _ string) ([]sqs.MessageAttribute, error) {
+func (j *jsonInput) msgAttrs(jsonName, _ string) ([]sqs.MessageAttribute, error) {
 	var out []sqs.MessageAttribute
 	var err error
 	j.get(jsonName).ForEach(func(k, v gjson.Result) bool {
@@ -310,16 +432,28 @@ func (j jsonInput) msgAttrs(jsonName, _ string) ([]sqs.MessageAttribute, error) 
 	return out, err
 }
 
-// entries decodes batch entries; callers check their number with size first.
-func (j jsonInput) entries(jsonName, _ string) []input {
-	var out []input
-	j.get(jsonName).ForEach(func(_, v gjson.Result) bool {
-		if v.Type != gjson.Null {
-			out = append(out, indexMembers(v, false)) // checked with the request
-		}
-		return true
-	})
-	return out
+// entries returns the batch entries; callers check their number with size
+// first. Only a request's own input has entries.
+func (j *jsonInput) entries(jsonName, _ string) []input {
+	d := j.d
+	if d == nil || jsonName != "Entries" {
+		return nil
+	}
+	if d.moreEntries {
+		d.entries, d.moreEntries = d.entries[:0], false
+		d.entriesRaw.ForEach(func(_, v gjson.Result) bool {
+			if v.Type != gjson.Null {
+				in, _ := d.indexEntry(v) // checked with the request
+				d.entries = append(d.entries, in)
+			}
+			return true
+		})
+	}
+	d.inputs = d.inputs[:0]
+	for i := range d.entries {
+		d.inputs = append(d.inputs, &d.entries[i])
+	}
+	return d.inputs
 }
 
 // queryInput reads a Query-protocol form: flattened lists and maps.

@@ -111,21 +111,32 @@ type sendBatchEntry struct {
 	sendReply
 }
 
+// sendBatchReply renders the engine's results as they are: a reply is
+// written once, so copying them into reply structs would only cost.
 type sendBatchReply struct {
-	Successful []sendBatchEntry `json:"Successful"`
-	Failed     []batchError     `json:"Failed"`
+	ok     []sqs.SendBatchResult
+	failed []batchError
 }
 
-func (r sendBatchReply) json() any { return r }
+func (r sendBatchReply) json() any {
+	out := struct {
+		Successful []sendBatchEntry `json:"Successful"`
+		Failed     []batchError     `json:"Failed"`
+	}{make([]sendBatchEntry, len(r.ok)), r.failed}
+	for i, s := range r.ok {
+		out.Successful[i] = sendBatchEntry{s.ID, newSendReply(s.SendResult)}
+	}
+	return out
+}
 
 func (r sendBatchReply) xml(x *awswire.XMLWriter) {
-	for _, e := range r.Successful {
+	for _, e := range r.ok {
 		x.Open("SendMessageBatchResultEntry")
 		x.Elem("Id", e.ID)
-		e.sendReply.xml(x)
+		newSendReply(e.SendResult).xml(x)
 		x.Close("SendMessageBatchResultEntry")
 	}
-	writeBatchErrors(x, r.Failed)
+	writeBatchErrors(x, r.failed)
 }
 
 func (h *Handler) sendMessageBatch(r *request) (reply, error) {
@@ -137,32 +148,30 @@ func (h *Handler) sendMessageBatch(r *request) (reply, error) {
 		return nil, err
 	}
 	raw := r.in.entries("Entries", "SendMessageBatchRequestEntry")
-	entries := make([]sqs.SendBatchEntry, 0, len(raw))
-	var decodeFailed []sqs.BatchFailure
-	ids := make([]string, len(raw))
-	for i, e := range raw {
-		ids[i] = e.str("Id")
+	// At most 10 entries (checked above): these stay on the stack.
+	var idBuf [10]string
+	var entryBuf [10]sqs.SendBatchEntry
+	ids, entries := idBuf[:0], entryBuf[:0]
+	for _, e := range raw {
+		ids = append(ids, e.str("Id"))
 	}
 	if err := sqs.CheckBatch("SendMessageBatchRequestEntry", ids); err != nil {
 		return nil, err
 	}
-	for _, e := range raw {
+	var decodeFailed []sqs.BatchFailure
+	for i, e := range raw {
 		in, err := sendInput(e, r.senderID)
 		if err != nil {
-			decodeFailed = append(decodeFailed, sqs.Failure(e.str("Id"), err))
+			decodeFailed = append(decodeFailed, sqs.Failure(ids[i], err))
 			continue
 		}
-		entries = append(entries, sqs.SendBatchEntry{ID: e.str("Id"), SendInput: in})
+		entries = append(entries, sqs.SendBatchEntry{ID: ids[i], SendInput: in})
 	}
 	ok, failed, err := q.SendBatch(entries)
 	if err != nil {
 		return nil, err
 	}
-	out := sendBatchReply{Successful: make([]sendBatchEntry, len(ok)), Failed: batchErrors(append(decodeFailed, failed...))}
-	for i, s := range ok {
-		out.Successful[i] = sendBatchEntry{s.ID, newSendReply(s.SendResult)}
-	}
-	return out, nil
+	return sendBatchReply{ok: ok, failed: batchErrors(append(decodeFailed, failed...))}, nil
 }
 
 type receiveReply []sqs.Received
@@ -310,14 +319,15 @@ func (h *Handler) eachEntry(r *request, entryName, resultName string, do func(q 
 		return nil, err
 	}
 	raw := r.in.entries("Entries", entryName)
-	ids := make([]string, len(raw))
-	for i, e := range raw {
-		ids[i] = e.str("Id")
+	var idBuf [10]string // at most 10 entries (checked above)
+	ids := idBuf[:0]
+	for _, e := range raw {
+		ids = append(ids, e.str("Id"))
 	}
 	if err := sqs.CheckBatch(entryName, ids); err != nil {
 		return nil, err
 	}
-	out := idBatchReply{entry: resultName, Successful: []idEntry{}, Failed: []batchError{}}
+	out := idBatchReply{entry: resultName, Successful: make([]idEntry, 0, len(raw))}
 	var failed []sqs.BatchFailure
 	for i, e := range raw {
 		if err := do(q, e); err != nil {
