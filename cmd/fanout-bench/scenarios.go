@@ -56,6 +56,10 @@ var scenarios = []*scenario{
 		doc: "SNS Publish to a topic with --subs raw-delivery SQS subscriptions; separate receivers drain one of the queues and sample e2e publish-to-receivable latency there",
 	},
 	{
+		name: "publish-envelope", primary: "publish", param: "subs", prepare: preparePublishEnvelope,
+		doc: "publish with --subs SQS subscriptions without RawMessageDelivery: each queue gets the signed JSON envelope",
+	},
+	{
 		name: "publish-filtered", primary: "publish", param: "filtered", prepare: preparePublishFiltered,
 		doc: "publish with 5 message attributes to a topic with --filtered SQS subscriptions, each with its own 5-key filter policy (exact, prefix, numeric range, anything-but, exists), of which 3 match; and, as the baseline, to a topic with 3 unfiltered subscriptions; prints the filtered/unfiltered ratios",
 	},
@@ -418,6 +422,11 @@ func preparePublish(ctx context.Context, e *env) (*workload, error) {
 	return publishWorkload(ctx, e, subs, nil, func(int) map[string]string {
 		return map[string]string{"RawMessageDelivery": "true"}
 	})
+}
+
+// preparePublishEnvelope is publish with enveloped (signed) deliveries.
+func preparePublishEnvelope(ctx context.Context, e *env) (*workload, error) {
+	return publishWorkload(ctx, e, max(e.param, 1), nil, func(int) map[string]string { return nil })
 }
 
 // preparePublishFiltered is publish-filtered: with param N, N subscriptions

@@ -48,7 +48,9 @@ func BenchmarkWire(b *testing.B) {
 				b.StopTimer()
 				w.call("SendMessageBatch", send)
 				b.StartTimer()
-				var got struct{ Messages []struct{ ReceiptHandle string } }
+				var got struct {
+					Messages []struct{ ReceiptHandle string }
+				}
 				if err := json.Unmarshal(w.call("ReceiveMessage", recv), &got); err != nil || len(got.Messages) == 0 {
 					b.Fatalf("receive: %v %d", err, len(got.Messages))
 				}
@@ -105,4 +107,3 @@ func (w wireBench) purgeEvery(i, n int) {
 		w.b.StartTimer()
 	}
 }
-
