@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unsafe"
 
 	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/internal/awswire"
@@ -92,9 +93,9 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.serveJSON(w, r, target)
 		return
 	}
-	form, body, err := readForm(w, r)
+	form, body, err := readForm(r)
 	if err != nil {
-		if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
+		if errors.Is(err, awswire.ErrTooLarge) {
 			awswire.WriteTooLarge(w, maxForm)
 			return
 		}
@@ -170,7 +171,7 @@ func (d *dispatcher) serveJSON(w http.ResponseWriter, r *http.Request, target st
 	}
 	account := ""
 	if d.verifier != nil {
-		body, err := readBody(w, r)
+		body, err := awswire.ReadBody(r, maxForm)
 		if err != nil {
 			awswire.WriteTooLarge(w, maxForm)
 			return
@@ -274,19 +275,25 @@ func isAccountID(s string) bool {
 // readForm reads a Query call's parameters: the URL's, and a form body's,
 // which take precedence. It keeps the body for signature checks and sets
 // r.Form and r.PostForm, so nothing downstream reads the body again.
-func readForm(w http.ResponseWriter, r *http.Request) (url.Values, []byte, error) {
-	form, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return nil, nil, err
+func readForm(r *http.Request) (url.Values, []byte, error) {
+	form := url.Values{}
+	if r.URL.RawQuery != "" {
+		var err error
+		if form, err = url.ParseQuery(r.URL.RawQuery); err != nil {
+			return nil, nil, err
+		}
 	}
 	post := url.Values{}
 	var body []byte
 	if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
-		if body, err = readBody(w, r); err != nil {
+		var err error
+		if body, err = awswire.ReadBody(r, maxForm); err != nil {
 			return nil, nil, err
 		}
 		if isForm(r) {
-			if post, err = url.ParseQuery(string(body)); err != nil {
+			// The body is never written again, so the values can point
+			// into it rather than into a copy.
+			if post, err = url.ParseQuery(unsafe.String(unsafe.SliceData(body), len(body))); err != nil {
 				return nil, nil, err
 			}
 			for k, v := range form {
@@ -299,20 +306,16 @@ func readForm(w http.ResponseWriter, r *http.Request) (url.Values, []byte, error
 	return form, body, nil
 }
 
-// readBody reads a request body of at most maxForm bytes, growing its buffer
-// as the bytes arrive rather than trusting Content-Length.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	var buf bytes.Buffer
-	if n := r.ContentLength; n > 0 {
-		buf.Grow(int(min(n, 64<<10)))
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxForm))
-	return buf.Bytes(), err
-}
+// formType is the Content-Type of a Query call; the SDKs add a charset.
+const formType = "application/x-www-form-urlencoded"
 
 func isForm(r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return err == nil && mt == "application/x-www-form-urlencoded"
+	ct := r.Header.Get("Content-Type")
+	if ct == formType || ct == formType+"; charset=utf-8" {
+		return true // what every SDK sends, without parsing it
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == formType
 }
 
 func clip(s string) string {

@@ -187,12 +187,19 @@ func (s *Server) checkEndpoint(protocol, endpoint string) error {
 }
 
 // splitArn cuts arn:partition:service:region:account:resource apart.
+// It runs on every SNS delivery to a queue, so it cuts without allocating.
 func splitArn(arn, service string) (region, account, resource string, ok bool) {
-	parts := strings.SplitN(arn, ":", 6)
-	if len(parts) != 6 || parts[0] != "arn" || parts[2] != service {
+	var parts [5]string
+	rest := arn
+	for i := range parts {
+		if parts[i], rest, ok = strings.Cut(rest, ":"); !ok {
+			return "", "", "", false
+		}
+	}
+	if parts[0] != "arn" || parts[2] != service {
 		return "", "", "", false
 	}
-	return parts[3], parts[4], parts[5], true
+	return parts[3], parts[4], rest, true
 }
 
 // queueRouter gives the delivery dispatcher the queues of every namespace:

@@ -37,3 +37,25 @@ func BenchmarkNamespaceLookup(b *testing.B) {
 		})
 	})
 }
+
+func TestSplitArn(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		arn, service              string
+		region, account, resource string
+		ok                        bool
+	}{
+		{"arn:aws:sqs:us-east-1:000000000000:q", "sqs", "us-east-1", "000000000000", "q", true},
+		{"arn:aws:sns:eu-west-1:111111111111:t:sub-id", "sns", "eu-west-1", "111111111111", "t:sub-id", true},
+		{"arn:aws:sns:eu-west-1:111111111111:", "sns", "eu-west-1", "111111111111", "", true},
+		{"arn:aws:sqs:us-east-1:000000000000:q", "sns", "", "", "", false},
+		{"arn:aws:sqs:us-east-1:000000000000", "sqs", "", "", "", false},
+		{"nra:aws:sqs:us-east-1:000000000000:q", "sqs", "", "", "", false},
+		{"", "sqs", "", "", "", false},
+	} {
+		region, account, resource, ok := splitArn(c.arn, c.service)
+		if region != c.region || account != c.account || resource != c.resource || ok != c.ok {
+			t.Errorf("splitArn(%q, %q) = %q %q %q %v", c.arn, c.service, region, account, resource, ok)
+		}
+	}
+}

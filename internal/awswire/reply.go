@@ -3,9 +3,12 @@ package awswire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/textproto"
 	"strconv"
+	"sync"
 
 	"github.com/fanout/fanout/awserr"
 )
@@ -106,21 +109,42 @@ func WriteXMLError(w http.ResponseWriter, requestID, ns string, e *awserr.Error)
 // <OpResponse xmlns=ns><OpResult>body</OpResult><ResponseMetadata>...</...>.
 // A nil body writes no Result element, as AWS does for actions without output.
 func QueryResponse(op, ns, requestID string, body func(*XMLWriter)) []byte {
-	var x XMLWriter
-	x.Buf = make([]byte, 0, 512)
+	x := XMLWriter{Buf: make([]byte, 0, 512)}
+	x.queryResponse(op, ns, requestID, body)
+	return x.Buf
+}
+
+func (x *XMLWriter) queryResponse(op, ns, requestID string, body func(*XMLWriter)) {
 	x.Header()
 	x.OpenNS(op+"Response", ns)
 	if body != nil {
 		x.Open(op + "Result")
-		body(&x)
+		body(x)
 		x.Close(op + "Result")
 	}
 	x.Open("ResponseMetadata")
 	x.Elem("RequestId", requestID)
 	x.Close("ResponseMetadata")
 	x.Close(op + "Response")
-	return x.Buf
 }
+
+// WriteQueryResponse writes a 200 Query reply (QueryResponse) from a
+// pooled buffer.
+func WriteQueryResponse(w http.ResponseWriter, op, ns, requestID string, body func(*XMLWriter)) {
+	x := xmlWriters.Get().(*XMLWriter)
+	x.Buf = x.Buf[:0]
+	x.queryResponse(op, ns, requestID, body)
+	WriteXML(w, requestID, x.Buf)
+	if cap(x.Buf) <= maxPooledReply {
+		xmlWriters.Put(x)
+	}
+}
+
+var xmlWriters = sync.Pool{New: func() any { return &XMLWriter{Buf: make([]byte, 0, 2048)} }}
+
+// maxPooledReply is the largest reply buffer kept for reuse: a rare large
+// reply should not pin megabytes in the pool.
+const maxPooledReply = 64 << 10
 
 // WriteTooLarge refuses a request body longer than limit as AWS's front end
 // does, before any protocol is involved: 413 with a plain-text reason.
@@ -132,4 +156,42 @@ func WriteTooLarge(w http.ResponseWriter, limit int) {
 	h.Set("Connection", "close") // the rest of the body is not read
 	w.WriteHeader(http.StatusRequestEntityTooLarge)
 	_, _ = w.Write(b)
+}
+
+// ErrTooLarge is a request body longer than ReadBody's limit.
+var ErrTooLarge = errors.New("request body too large")
+
+// ReadBody reads a request body of at most limit bytes into a buffer of its
+// own, which callers may point strings into (it is never written again).
+// The buffer grows with what arrives, never from what Content-Length claims
+// beyond 64 KiB, and a body past limit is ErrTooLarge rather than cut short.
+func ReadBody(r *http.Request, limit int) ([]byte, error) {
+	if r.ContentLength > int64(limit) {
+		return nil, ErrTooLarge
+	}
+	n := 512
+	if r.ContentLength > 0 {
+		n = int(min(r.ContentLength+1, 64<<10)) // +1: reading EOF needs no second buffer
+	}
+	b := make([]byte, 0, n)
+	lr := io.LimitReader(r.Body, int64(limit)+1)
+	for {
+		if len(b) == cap(b) { // double: a body costs at most twice its size
+			nb := make([]byte, len(b), 2*cap(b))
+			copy(nb, b)
+			b = nb
+		}
+		n, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(b) > limit {
+		return nil, ErrTooLarge
+	}
+	return b, nil
 }

@@ -67,16 +67,26 @@ func parseHeader(r *http.Request, auth string) (*Signature, *awserr.Error) {
 	}
 	s := &Signature{}
 	var missing []string
-	params := map[string]string{}
-	for _, p := range strings.Split(rest, ",") {
+	// Every Query call is parsed, signed or not, so no map: the last of a
+	// repeated parameter wins, as it would in one.
+	var cred, sig, signed string
+	var okCred, okSig, okSigned bool
+	for more := true; more; {
+		var p string
+		p, rest, more = strings.Cut(rest, ",")
 		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
-		if ok {
-			params[k] = v
+		if !ok {
+			continue
+		}
+		switch k {
+		case "Credential":
+			cred, okCred = v, true
+		case "Signature":
+			sig, okSig = v, true
+		case "SignedHeaders":
+			signed, okSigned = v, true
 		}
 	}
-	cred, okCred := params["Credential"]
-	sig, okSig := params["Signature"]
-	signed, okSigned := params["SignedHeaders"]
 	if !okCred {
 		missing = append(missing, "Authorization header requires 'Credential' parameter.")
 	}
@@ -150,8 +160,12 @@ func parseQuery(get func(string) string) (*Signature, *awserr.Error) {
 
 // setCredential reads AKID/date/region/service/aws4_request.
 func (s *Signature) setCredential(cred string) *awserr.Error {
-	parts := strings.Split(cred, "/")
-	if len(parts) != 5 || parts[0] == "" || parts[4] != "aws4_request" || len(parts[1]) != 8 {
+	var parts [5]string
+	n, rest := 0, cred
+	for ; n < len(parts) && rest != ""; n++ {
+		parts[n], rest, _ = strings.Cut(rest, "/")
+	}
+	if n != 5 || rest != "" || strings.HasSuffix(cred, "/") || parts[0] == "" || parts[4] != "aws4_request" || len(parts[1]) != 8 {
 		return ErrIncomplete.New("Credential must have exactly 5 slash-delimited elements, e.g. keyid/date/region/service/term, got '%s'", clip(cred))
 	}
 	s.AccessKeyID, s.Date, s.Region, s.Service = parts[0], parts[1], parts[2], parts[3]

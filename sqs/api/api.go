@@ -6,7 +6,6 @@ package api
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -130,8 +129,8 @@ func IsAction(name string) bool { _, ok := actions[name]; return ok }
 // ServeJSON serves an AWS JSON 1.0 call; target is the X-Amz-Target action.
 func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 	rid := id.UUID()
-	body, err := readBody(r)
-	if errors.Is(err, errTooLarge) {
+	body, err := awswire.ReadBody(r, maxBody)
+	if errors.Is(err, awswire.ErrTooLarge) {
 		awswire.WriteTooLarge(w, maxBody)
 		return
 	}
@@ -184,7 +183,7 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 		fast.appendJSON(o)
 		o.Close()
 		awswire.WriteJSONBytes(w, rid, o.Buf)
-		if cap(o.Buf) <= pooledCap {
+		if cap(o.Buf) <= pooledReplyCap {
 			replies.Put(o)
 		}
 		return
@@ -192,50 +191,11 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 	awswire.WriteJSON(w, rid, rep.json())
 }
 
+// pooledReplyCap is the largest reply buffer kept for reuse.
+const pooledReplyCap = 64 << 10
+
 // replies recycles the writers of JSON replies with their buffers.
 var replies = sync.Pool{New: func() any { return &awswire.JSONObject{Buf: make([]byte, 0, 4096)} }}
-
-// pooledCap is the largest reply buffer kept for reuse: a rare large reply
-// should not pin megabytes in the pool.
-const pooledCap = 64 << 10
-
-// errTooLarge is a body longer than maxBody.
-var errTooLarge = errors.New("request body too large")
-
-// readBody reads a request body into a buffer of its own, which the
-// request's strings then point into. The buffer grows with what arrives,
-// never from what Content-Length claims, and a body past
-// maxBody is refused rather than cut short.
-func readBody(r *http.Request) ([]byte, error) {
-	if r.ContentLength > maxBody {
-		return nil, errTooLarge
-	}
-	n := 512
-	if r.ContentLength > 0 {
-		n = int(min(r.ContentLength+1, 64<<10)) // +1: EOF needs no second buffer
-	}
-	b := make([]byte, 0, n)
-	lr := io.LimitReader(r.Body, maxBody+1)
-	for {
-		if len(b) == cap(b) { // double: a body costs at most twice its size
-			nb := make([]byte, len(b), 2*cap(b))
-			copy(nb, b)
-			b = nb
-		}
-		n, err := lr.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if len(b) > maxBody {
-		return nil, errTooLarge
-	}
-	return b, nil
-}
 
 // ServeQuery serves a Query-protocol call whose parameters are already parsed.
 func (h *Handler) ServeQuery(w http.ResponseWriter, r *http.Request, params url.Values) {
@@ -260,7 +220,7 @@ func (h *Handler) ServeQuery(w http.ResponseWriter, r *http.Request, params url.
 	if rep != nil {
 		body = rep.xml
 	}
-	awswire.WriteXML(w, rid, awswire.QueryResponse(op, xmlNamespace, rid, body))
+	awswire.WriteQueryResponse(w, op, xmlNamespace, rid, body)
 }
 
 func (h *Handler) fail(w http.ResponseWriter, rid string, query bool, op string, err error) {

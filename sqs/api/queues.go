@@ -162,18 +162,20 @@ func urlRegion(raw string) string {
 
 // IsRegion reports whether s has the shape of an AWS region name:
 // letters, dashes, a final number (us-east-1, us-gov-west-1, eu-central-2).
+// Every call's credential scope is checked, so it cuts without allocating.
 func IsRegion(s string) bool {
-	parts := strings.Split(s, "-")
-	if len(s) > 32 || len(parts) < 3 {
+	if len(s) > 32 || strings.Count(s, "-") < 2 {
 		return false
 	}
-	for i, p := range parts {
+	for rest, more := s, true; more; {
+		var p string
+		p, rest, more = strings.Cut(rest, "-")
 		if p == "" {
 			return false
 		}
 		for _, c := range []byte(p) {
 			digit := c >= '0' && c <= '9'
-			if i == len(parts)-1 && !digit || i < len(parts)-1 && !(c >= 'a' && c <= 'z') {
+			if !more && !digit || more && !(c >= 'a' && c <= 'z') {
 				return false
 			}
 		}

@@ -1,0 +1,69 @@
+package fanout_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/fanout/fanout"
+	"github.com/fanout/fanout/sns"
+)
+
+// BenchmarkPublish measures a Query-protocol SNS Publish through fanout's
+// whole handler, without a network, to 1, 3 and 10 raw SQS subscriptions:
+// form decoding, the browser rule, the engine and every delivery. The
+// queues are purged now and then so their backlog does not grow with b.N.
+// go test -run '^$' -bench Publish -benchmem .
+func BenchmarkPublish(b *testing.B) {
+	for _, subs := range []int{1, 3, 10} {
+		b.Run(fmt.Sprintf("subs=%d", subs), func(b *testing.B) {
+			s, err := fanout.New(fanout.Options{NoPurgeWait: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			topic, err := s.SNS().CreateTopic("bench", nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var queues []string
+			for i := range subs {
+				name := fmt.Sprintf("bench-%d", i)
+				q, err := s.SQS().CreateQueue(name, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				queues = append(queues, name)
+				in := sns.SubscribeInput{TopicArn: topic.Arn(), Protocol: "sqs", Endpoint: q.Arn(), Attributes: map[string]string{"RawMessageDelivery": "true"}}
+				if _, err := s.SNS().Subscribe(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			body := "Action=Publish&Version=2010-03-31&TopicArn=" + url.QueryEscape(topic.Arn()) + "&Message=" + strings.Repeat("x", 64)
+			h := s.Handler()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+				req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/sns/aws4_request, SignedHeaders=host;x-amz-date, Signature=00")
+				req.Header.Set("X-Amz-Date", "20260101T000000Z")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("%d %s", rec.Code, rec.Body)
+				}
+				if i%2000 == 1999 {
+					b.StopTimer()
+					for _, q := range queues {
+						qq, _ := s.SQS().Queue(q)
+						_ = qq.Purge()
+					}
+					b.StartTimer()
+				}
+			}
+		})
+	}
+}
