@@ -46,8 +46,11 @@ type Message struct {
 
 	mu         sync.Mutex
 	signatures map[string]string // string to sign -> signature
-	md5s       map[string]string // raw payload -> its MD5, computed once for all queues
-	kept       *keptMessage      // the records' view of it, made once
+	// The MD5 of the raw payload, computed once for all queues; md5s holds
+	// those of other payloads (MessageStructure=json gives one per protocol).
+	md5Text, md5Sum string
+	md5s            map[string]string
+	kept            *keptMessage // the records' view of it, made once
 }
 
 // md5Of returns the MD5 SQS reports for a raw payload of this message,
@@ -55,13 +58,20 @@ type Message struct {
 func (m *Message) md5Of(text string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.md5Sum != "" && m.md5Text == text {
+		return m.md5Sum
+	}
 	if sum, ok := m.md5s[text]; ok {
+		return sum
+	}
+	sum := sqs.MD5OfBody(text)
+	if m.md5Sum == "" {
+		m.md5Text, m.md5Sum = text, sum
 		return sum
 	}
 	if m.md5s == nil {
 		m.md5s = map[string]string{}
 	}
-	sum := sqs.MD5OfBody(text)
 	m.md5s[text] = sum
 	return sum
 }

@@ -66,7 +66,8 @@ type Record struct {
 	FilterScope  string              `json:"filterScope,omitempty"`
 	Filter       *filter.Explanation `json:"filter,omitempty"`
 
-	kept *keptMessage // the message as the records keep it
+	kept  *keptMessage // the message as the records keep it
+	first [1]Attempt   // room for the first attempt, allocated with the record
 	// explain computes Filter when the record is read: explaining costs
 	// more than matching, and most records are never looked at.
 	explain func() filter.Explanation

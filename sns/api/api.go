@@ -111,7 +111,7 @@ func (h *Handler) ServeQueryFrom(w http.ResponseWriter, r *http.Request, params 
 		h.fail(w, rid, op, err)
 		return
 	}
-	awswire.WriteXML(w, rid, awswire.QueryResponse(op, Namespace, rid, res))
+	awswire.WriteQueryResponse(w, op, Namespace, rid, res)
 }
 
 // fail renders err as SNS does: ErrorResponse with Type, Code and Message.
