@@ -213,7 +213,7 @@ func TestScenariosAgainstNull(t *testing.T) {
 		names = append(names, v.name)
 	}
 	want := "send/256B send-batch/256B fill/256B drain/256B fifo-send-receive/groups=1/256B fifo-send-receive/groups=7/256B " +
-		"publish/subs=2/256B publish-filtered/unfiltered/256B publish-filtered/filtered=5/256B http-delivery/256B http-delivery-signed/256B"
+		"publish/subs=2/256B publish-envelope/subs=2/256B publish-filtered/unfiltered/256B publish-filtered/filtered=5/256B http-delivery/256B http-delivery-signed/256B"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("variants\n got %s\nwant %s", got, want)
 	}
