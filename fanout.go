@@ -188,7 +188,8 @@ func build(opts Options) (*Server, error) {
 	s.sqs, s.sns = def.sqs, def.sns
 	snsHandler := def.snsAPI
 	r := mux.NewRouter()
-	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, SNS: s.sns, SQSOf: s.ns.sqsEngine, Deliveries: s.deliveries, Pprof: opts.Pprof, Settle: s.deliveries.Settle, Pending: s.deliveries.Pending})
+	snsHandler.WithAll(s.snsEngines)
+	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, SNS: s.sns, SQSOf: s.ns.sqsEngine, Spaces: s.spaces, Deliveries: s.deliveries, Pprof: opts.Pprof, Settle: s.deliveries.Settle, Pending: s.deliveries.Pending})
 	admin.TopologyRoutes(r, topology.Engines{SQS: s.sqs, SNS: s.sns})
 	snsapi.Routes(r, snsHandler, s.signer, s.deliveries)
 	playground.Routes(r)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fanout/fanout/delivery"
+	"github.com/fanout/fanout/internal/admin"
 	"github.com/fanout/fanout/sns"
 	snsapi "github.com/fanout/fanout/sns/api"
 	"github.com/fanout/fanout/sqs"
@@ -218,4 +219,24 @@ func (q queueRouter) Queue(arn string) (delivery.Queue, error) {
 		return nil, sqs.QueueDoesNotExist()
 	}
 	return delivery.SQS(ns.sqs).Queue(arn)
+}
+
+// spaces lists every namespace for the admin API, the default first.
+func (s *Server) spaces() []admin.Space {
+	all := s.ns.all()
+	out := make([]admin.Space, len(all))
+	for i, ns := range all {
+		out[i] = admin.Space{Account: ns.account, Region: ns.region, SQS: ns.sqs, SNS: ns.sns}
+	}
+	return out
+}
+
+// snsEngines lists the SNS engine of every namespace, the default first.
+func (s *Server) snsEngines() []*sns.Engine {
+	all := s.ns.all()
+	out := make([]*sns.Engine, len(all))
+	for i, ns := range all {
+		out[i] = ns.sns
+	}
+	return out
 }

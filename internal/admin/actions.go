@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -38,7 +39,9 @@ const publishSettle = 2 * time.Second
 // maxAction bounds an action's body: a 1 MiB message, JSON-escaped.
 const maxAction = 8 << 20
 
-type actionFunc func(vars map[string]string, body []byte) (any, error)
+// actionFunc is one action: vars are the path's, q the query string
+// (?account= and ?region= say which namespace's queue or topic a name is).
+type actionFunc func(vars map[string]string, q url.Values, body []byte) (any, error)
 
 // jsonAction checks the content type, reads the body and renders the
 // result; an AWS error keeps its code, message and status.
@@ -53,7 +56,7 @@ func (d Deps) jsonAction(f actionFunc) http.HandlerFunc {
 			writeError(w, http.StatusBadRequest, "the body must be one JSON object: "+err.Error())
 			return
 		}
-		out, err := f(mux.Vars(r), raw)
+		out, err := f(mux.Vars(r), r.URL.Query(), raw)
 		var bad badRequest
 		var ae *awserr.Error
 		switch {
@@ -113,16 +116,16 @@ type sendRequest struct {
 	DeduplicationID string                   `json:"deduplicationId"`
 }
 
-func (d Deps) send(vars map[string]string, body []byte) (any, error) {
+func (d Deps) send(vars map[string]string, query url.Values, body []byte) (any, error) {
 	var req sendRequest
 	if err := decodeStrict(body, &req, `{"body":"…","attributes":{"k":{"DataType":"String","StringValue":"v"}},"delaySeconds":0}`); err != nil {
 		return nil, err
 	}
-	q, err := d.SQS.Queue(vars["name"])
+	q, ns, err := d.queueOf(query, vars["name"])
 	if err != nil {
 		return nil, err
 	}
-	in := sqs.SendInput{Body: req.Body, DelaySeconds: req.DelaySeconds, GroupID: req.GroupID, DeduplicationID: req.DeduplicationID, SenderID: d.SQS.Account()}
+	in := sqs.SendInput{Body: req.Body, DelaySeconds: req.DelaySeconds, GroupID: req.GroupID, DeduplicationID: req.DeduplicationID, SenderID: ns.Account}
 	for _, name := range sortedNames(req.Attributes) {
 		a := req.Attributes[name]
 		b, err := a.binary(name)
@@ -138,8 +141,8 @@ func (d Deps) send(vars map[string]string, body []byte) (any, error) {
 	return map[string]string{"messageId": res.MessageID}, nil
 }
 
-func (d Deps) purge(vars map[string]string, _ []byte) (any, error) {
-	q, err := d.SQS.Queue(vars["name"])
+func (d Deps) purge(vars map[string]string, query url.Values, _ []byte) (any, error) {
+	q, _, err := d.queueOf(query, vars["name"])
 	if err != nil {
 		return nil, err
 	}
@@ -154,16 +157,16 @@ type redriveRequest struct {
 	Rate        *int   `json:"rate"`        // messages per second; nil: as fast as SQS allows
 }
 
-func (d Deps) redrive(vars map[string]string, body []byte) (any, error) {
+func (d Deps) redrive(vars map[string]string, query url.Values, body []byte) (any, error) {
 	var req redriveRequest
 	if err := decodeStrict(body, &req, `{"destination":"arn:aws:sqs:…" (optional),"rate":10 (optional)}`); err != nil {
 		return nil, err
 	}
-	q, err := d.SQS.Queue(vars["name"])
+	q, ns, err := d.queueOf(query, vars["name"])
 	if err != nil {
 		return nil, err
 	}
-	handle, err := d.SQS.StartMoveTask(q.Arn(), req.Destination, req.Rate)
+	handle, err := ns.SQS.StartMoveTask(q.Arn(), req.Destination, req.Rate)
 	if err != nil {
 		return nil, err
 	}
@@ -178,12 +181,16 @@ type publishRequest struct {
 	DeduplicationID string                   `json:"deduplicationId"`
 }
 
-func (d Deps) publish(vars map[string]string, body []byte) (any, error) {
+func (d Deps) publish(vars map[string]string, query url.Values, body []byte) (any, error) {
 	var req publishRequest
 	if err := decodeStrict(body, &req, `{"message":"…","subject":"…","attributes":{"k":{"DataType":"String","StringValue":"v"}}}`); err != nil {
 		return nil, err
 	}
-	in := sns.PublishInput{TopicArn: d.SNS.TopicArn(vars["name"]), Message: &req.Message, Subject: req.Subject, GroupID: req.GroupID, DedupID: req.DeduplicationID}
+	ns, err := d.topicOf(query, vars["name"])
+	if err != nil {
+		return nil, err
+	}
+	in := sns.PublishInput{TopicArn: ns.SNS.TopicArn(vars["name"]), Message: &req.Message, Subject: req.Subject, GroupID: req.GroupID, DedupID: req.DeduplicationID}
 	for _, name := range sortedNames(req.Attributes) {
 		a := req.Attributes[name]
 		b, err := a.binary(name)
@@ -196,7 +203,7 @@ func (d Deps) publish(vars map[string]string, body []byte) (any, error) {
 		}
 		in.Attributes = append(in.Attributes, ma)
 	}
-	res, err := d.SNS.Publish(in)
+	res, err := ns.SNS.Publish(in)
 	if err != nil {
 		return nil, err
 	}

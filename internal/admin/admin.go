@@ -28,6 +28,9 @@ type Deps struct {
 	Clock   clock.Clock
 	SQS     *sqs.Engine
 	SNS     *sns.Engine
+	// Spaces, when set, lists every namespace (account and region), the
+	// default (SQS's and SNS's) first; without it SQS and SNS are the only one.
+	Spaces func() []Space
 	// SQSOf, when set, is the SQS engine of another account and region
 	// (nil when none exists), for LocalStack's /_aws/sqs/messages.
 	SQSOf func(account, region string) *sqs.Engine
@@ -55,6 +58,7 @@ func Routes(r *mux.Router, d Deps) {
 	r.HandleFunc("/_fanout/sqs/queues/{name}/messages", d.peek).Methods(http.MethodGet)
 	r.HandleFunc("/_fanout/clock/due", d.due).Methods(http.MethodGet)
 	r.HandleFunc("/_fanout/graph", d.graph).Methods(http.MethodGet)
+	r.HandleFunc("/_fanout/namespaces", d.serveNamespaces).Methods(http.MethodGet)
 	d.actionRoutes(r)
 	d.localstackRoutes(r)
 	d.dashboardRoutes(r)

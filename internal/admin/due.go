@@ -14,8 +14,11 @@ type dueItem struct {
 	At   time.Time `json:"at"`
 	In   string    `json:"in"`
 	Kind string    `json:"kind"` // retry, delay-ends, visibility-ends
-	// Queue is set for messages; MessageID and SubscriptionArn for retries.
+	// Queue (with its Account and Region) is set for messages; MessageID
+	// and SubscriptionArn for retries.
 	Queue           string `json:"queue,omitempty"`
+	Account         string `json:"account,omitempty"`
+	Region          string `json:"region,omitempty"`
 	MessageID       string `json:"messageId,omitempty"`
 	SubscriptionArn string `json:"subscriptionArn,omitempty"`
 	Detail          string `json:"detail,omitempty"`
@@ -31,25 +34,32 @@ func (d Deps) due(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	spaces, ok := d.selected(w, r)
+	if !ok {
+		return
+	}
+	f, _ := readFilter(r.URL.Query())
 	now := d.Clock.Now()
 	out := []dueItem{}
 	if d.Deliveries != nil {
 		for _, rec := range d.Deliveries.Records(delivery.Query{Status: delivery.StatusRetrying}) {
-			if rec.NextAttempt != nil {
+			if region, account, _ := arnParts(rec.SubscriptionArn); rec.NextAttempt != nil && f.keeps(Space{Account: account, Region: region}) {
 				out = append(out, dueItem{At: *rec.NextAttempt, Kind: "retry", MessageID: rec.MessageID, SubscriptionArn: rec.SubscriptionArn,
 					Detail: rec.Protocol + " " + rec.Endpoint})
 			}
 		}
 	}
 	kinds := map[sqs.MessageState]string{sqs.MessageDelayed: "delay-ends", sqs.MessageInflight: "visibility-ends"}
-	for _, name := range d.SQS.ListQueues("") {
-		for st, kind := range kinds {
-			page, err := d.SQS.Peek(name, sqs.PeekOptions{States: []sqs.MessageState{st}, Limit: max(limit, 1)})
-			if err != nil {
-				break // deleted meanwhile
-			}
-			for _, m := range page.Messages {
-				out = append(out, dueItem{At: m.StateEnds, Kind: kind, Queue: name, MessageID: m.MessageID})
+	for _, ns := range spaces {
+		for _, name := range ns.SQS.ListQueues("") {
+			for st, kind := range kinds {
+				page, err := ns.SQS.Peek(name, sqs.PeekOptions{States: []sqs.MessageState{st}, Limit: max(limit, 1)})
+				if err != nil {
+					break // deleted meanwhile
+				}
+				for _, m := range page.Messages {
+					out = append(out, dueItem{At: m.StateEnds, Kind: kind, Queue: name, Account: ns.Account, Region: ns.Region, MessageID: m.MessageID})
+				}
 			}
 		}
 	}

@@ -250,7 +250,13 @@ func (d Deps) localstackToken(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "not a subscription ARN: " + arn, "subscription_arn": arn})
 		return
 	}
-	token, err := d.SNS.SubscriptionToken(arn)
+	engine := d.SNS
+	if region, account, _ := arnParts(arn); region != "" {
+		if ns, ok := d.engineOf(account, region); ok {
+			engine = ns.SNS
+		}
+	}
+	token, err := engine.SubscriptionToken(arn)
 	if err != nil || token == "" {
 		msg := "no subscription " + arn
 		if err == nil {

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"time"
 
@@ -69,9 +70,19 @@ func (d Deps) peek(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "limit: 0 would list nothing; use 1 to 1000")
 		return
 	}
-	page, err := d.SQS.Peek(mux.Vars(r)["name"], sqs.PeekOptions{States: states, Limit: limit})
+	name := mux.Vars(r)["name"]
+	_, ns, err := d.queueOf(q, name)
+	var bad badRequest
+	if errors.As(err, &bad) {
+		writeError(w, http.StatusBadRequest, bad.msg)
+		return
+	}
+	var page sqs.PeekResult
+	if err == nil {
+		page, err = ns.SQS.Peek(name, sqs.PeekOptions{States: states, Limit: limit})
+	}
 	if err != nil {
-		writeError(w, http.StatusNotFound, "no queue named "+mux.Vars(r)["name"])
+		writeError(w, http.StatusNotFound, "no queue named "+name)
 		return
 	}
 	out := make([]peekedMessage, 0, len(page.Messages))

@@ -16,6 +16,8 @@ import (
 type queueView struct {
 	Name        string `json:"name"`
 	Arn         string `json:"arn"`
+	Account     string `json:"account"`
+	Region      string `json:"region"`
 	Fifo        bool   `json:"fifo"`
 	Visible     int    `json:"visible"`
 	InFlight    int    `json:"inFlight"`
@@ -34,17 +36,27 @@ type queueView struct {
 	Tags            map[string]string `json:"tags"`
 }
 
-// queueViews lists every queue with its counts, in name order.
-func (d Deps) queueViews() []queueView {
+// queueViews lists the queues of the namespaces with their counts: by
+// namespace, then in name order.
+func (d Deps) queueViews(spaces []Space) []queueView {
 	out := []queueView{}
-	names := d.SQS.ListQueues("")
-	sources := map[string][]string{} // DLQ name -> source names
+	for _, ns := range spaces {
+		out = append(out, d.namespaceQueues(ns)...)
+	}
+	return out
+}
+
+// namespaceQueues lists one namespace's queues, in name order.
+func (d Deps) namespaceQueues(ns Space) []queueView {
+	out := []queueView{}
+	names := ns.SQS.ListQueues("")
+	sources := map[string][]string{} // DLQ name -> source names (a DLQ is of the same namespace)
 	for _, name := range names {
-		q, err := d.SQS.Queue(name)
+		q, err := ns.SQS.Queue(name)
 		if err != nil {
 			continue // deleted meanwhile
 		}
-		v := queueView{Name: name, Arn: q.Arn(), Fifo: q.Fifo(), NoisyGroups: q.NoisyGroups(), DeadLettered: q.DeadLettered(), Tags: q.Tags(), Sources: []string{}}
+		v := queueView{Name: name, Arn: q.Arn(), Account: ns.Account, Region: ns.Region, Fifo: q.Fifo(), NoisyGroups: q.NoisyGroups(), DeadLettered: q.DeadLettered(), Tags: q.Tags(), Sources: []string{}}
 		attrs, _ := q.Attributes([]string{sqs.AttrApproximateNumberOfMessages, sqs.AttrApproximateNotVisible, sqs.AttrApproximateDelayed, sqs.AttrRedrivePolicy})
 		for _, a := range attrs {
 			n, _ := strconv.Atoi(a.Value)
@@ -84,10 +96,11 @@ func arnName(arn string) string {
 	return arn[strings.LastIndexByte(arn, ':')+1:]
 }
 
-// queues lists every queue with its message counts and, for fair queues,
-// how many message groups are noisy now.
-// queues answers a page of queueViews in name order: ?limit (default and
-// most 1000) and ?next, the name the previous page's "next" gave.
+// queues answers a page of the queues of every namespace (?account= and
+// ?region= pick some), with their message counts and, for fair queues, how
+// many message groups are noisy now: by namespace (the default first),
+// then by name. ?limit (default and most 1000) and ?next, the queue ARN
+// the previous page's "next" gave.
 func (d Deps) queues(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, err := intParam(q, "limit", maxQueuePage, maxQueuePage)
@@ -95,13 +108,30 @@ func (d Deps) queues(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	views := d.queueViews() // sorted by name; DLQ sources need every queue
+	spaces, ok := d.selected(w, r)
+	if !ok {
+		return
+	}
+	var views []queueView
 	if after := q.Get("next"); after != "" {
-		views = views[sort.Search(len(views), func(i int) bool { return views[i].Name >= after }):]
+		// Skip the namespaces before the token's, then the names before it.
+		region, account, name := arnParts(after)
+		for i, ns := range spaces {
+			if ns.Account == account && ns.Region == region {
+				views = d.namespaceQueues(ns) // DLQ sources need the namespace's every queue
+				views = append(views[sort.Search(len(views), func(i int) bool { return views[i].Name >= name }):], d.queueViews(spaces[i+1:])...)
+				break
+			}
+		}
+	} else {
+		views = d.queueViews(spaces)
+	}
+	if views == nil {
+		views = []queueView{}
 	}
 	page := map[string]any{}
 	if len(views) > limit {
-		page["next"] = views[limit].Name
+		page["next"] = views[limit].Arn
 		views = views[:limit]
 	}
 	page["queues"] = views
@@ -127,19 +157,24 @@ type subscriptionView struct {
 type topicView struct {
 	Arn           string             `json:"arn"`
 	Name          string             `json:"name"`
+	Account       string             `json:"account"`
+	Region        string             `json:"region"`
 	Fifo          bool               `json:"fifo"`
 	Published     int64              `json:"published"`
 	Subscriptions []subscriptionView `json:"subscriptions"`
 }
 
-// graphView is everything the dashboard's overview draws.
+// graphView is everything the dashboard's overview draws: the topics and
+// queues of the namespaces asked for, and every namespace for the page's
+// selector.
 type graphView struct {
-	Clock  clockView   `json:"clock"`
-	Topics []topicView `json:"topics"`
-	Queues []queueView `json:"queues"`
+	Clock      clockView       `json:"clock"`
+	Topics     []topicView     `json:"topics"`
+	Queues     []queueView     `json:"queues"`
+	Namespaces []namespaceView `json:"namespaces"`
 }
 
-func (d Deps) topicViews() []topicView {
+func (d Deps) topicViews(spaces []Space) []topicView {
 	counts := map[string]delivery.SubscriptionCounts{}
 	if d.Deliveries != nil {
 		for _, c := range d.Deliveries.Stats().Subscriptions {
@@ -147,11 +182,18 @@ func (d Deps) topicViews() []topicView {
 		}
 	}
 	out := []topicView{}
-	if d.SNS == nil {
-		return out
+	for _, ns := range spaces {
+		if ns.SNS != nil {
+			out = append(out, namespaceTopics(ns, counts)...)
+		}
 	}
-	for _, t := range d.SNS.Summaries() {
-		tv := topicView{Arn: t.Arn, Name: t.Name, Fifo: t.Fifo, Published: t.Published, Subscriptions: []subscriptionView{}}
+	return out
+}
+
+func namespaceTopics(ns Space, counts map[string]delivery.SubscriptionCounts) []topicView {
+	var out []topicView
+	for _, t := range ns.SNS.Summaries() {
+		tv := topicView{Arn: t.Arn, Name: t.Name, Account: ns.Account, Region: ns.Region, Fifo: t.Fifo, Published: t.Published, Subscriptions: []subscriptionView{}}
 		for _, s := range t.Subscriptions {
 			c := counts[s.Arn]
 			sv := subscriptionView{SubscriptionSummary: s, Delivered: c.Delivered, Failed: c.Failed, DeadLettered: c.DeadLettered, Dropped: c.Dropped, NotDelivered: c.NotDelivered}
@@ -168,9 +210,25 @@ func (d Deps) topicViews() []topicView {
 	return out
 }
 
-// graph answers the whole picture in one call, so the page polls one URL.
-func (d Deps) graph(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, graphView{Clock: d.clockView(), Topics: d.topicViews(), Queues: d.queueViews()})
+// graph answers the whole picture in one call, so the page polls one URL:
+// every namespace, or those ?account= and ?region= pick.
+func (d Deps) graph(w http.ResponseWriter, r *http.Request) {
+	spaces, ok := d.selected(w, r)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, graphView{Clock: d.clockView(), Topics: d.topicViews(spaces), Queues: d.queueViews(spaces),
+		Namespaces: d.namespaceViews(d.namespaces())})
+}
+
+// arnParts cuts an ARN's region, account and resource out ("" when it is
+// not one).
+func arnParts(arn string) (region, account, resource string) {
+	p := strings.SplitN(arn, ":", 6)
+	if len(p) != 6 {
+		return "", "", ""
+	}
+	return p[3], p[4], p[5]
 }
 
 // oldestAge is the age of the oldest of the first message in each state:

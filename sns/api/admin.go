@@ -44,7 +44,7 @@ const (
 //	GET  /_fanout/sns/?Action=Unsubscribe&SubscriptionArn=…  the UnsubscribeURL
 //	GET  /_fanout/sns/?Action=ConfirmSubscription&TopicArn=…&Token=…
 //	GET  /_fanout/sns/deliveries   delivery counts per subscription and recent failures (JSON, paged)
-//	GET  /_fanout/sns/pending      subscriptions waiting for confirmation, with tokens (JSON, paged)
+//	GET  /_fanout/sns/pending      subscriptions waiting for confirmation, with tokens (JSON, paged; every namespace with WithAll)
 //	GET  /_fanout/sns/outbox       what email, sms, push and firehose endpoints received (paged)
 //	GET  /_fanout/deliveries       each delivery with its attempts, newest first (paged)
 //
@@ -202,7 +202,14 @@ func (h *Handler) servePending(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		return
 	}
-	all := h.engine.PendingSubscriptions()
+	engines := []*sns.Engine{h.engine}
+	if h.all != nil {
+		engines = h.all()
+	}
+	var all []sns.PendingSubscription
+	for _, e := range engines {
+		all = append(all, e.PendingSubscriptions()...)
+	}
 	sort.Slice(all, func(i, j int) bool { return all[i].SubscriptionArn < all[j].SubscriptionArn })
 	var page []sns.PendingSubscription
 	for _, p := range all {

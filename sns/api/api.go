@@ -28,6 +28,16 @@ type Handler struct {
 	// route finds the handler of the namespace a confirmation or
 	// unsubscribe link's TopicArn names; nil serves every link here.
 	route func(topicArn string) *Handler
+	// all, when set, lists the engines of every namespace, for the admin
+	// views that cover them all (GET /_fanout/sns/pending).
+	all func() []*sns.Engine
+}
+
+// WithAll makes the handler's admin views cover the engines all lists
+// (every account and region) rather than its own only.
+func (h *Handler) WithAll(all func() []*sns.Engine) *Handler {
+	h.all = all
+	return h
 }
 
 // WithRoute lets the handler's links (SubscribeURL, UnsubscribeURL) serve

@@ -1,0 +1,210 @@
+package admin_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/fanout/fanout/internal/sdktest"
+)
+
+// as returns SDK clients signing with key (a 12-digit key id names the
+// account) for region.
+func (e *env) as(key, region string) (*sqs.Client, *sns.Client) {
+	cfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(key, "secret", ""), HTTPClient: sdktest.HTTPClient()}
+	return sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(e.url) }),
+		sns.NewFromConfig(cfg, func(o *sns.Options) { o.BaseEndpoint = aws.String(e.url) })
+}
+
+func mustURL(t *testing.T, c *sqs.Client, e *env, name string, delay int32) string {
+	t.Helper()
+	out, err := c.CreateQueue(e.ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if delay >= 0 {
+		if _, err := c.SendMessage(e.ctx, &sqs.SendMessageInput{QueueUrl: out.QueueUrl, MessageBody: aws.String("in " + name), DelaySeconds: delay}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return *out.QueueUrl
+}
+
+type nsRow struct {
+	Name, Account, Region, Arn string
+	Visible, Delayed           int
+}
+
+// TestAdminCoversEveryNamespace: the admin listings cover every (account,
+// region) namespace, each row naming its account and region; ?account= and
+// ?region= filter them; a queue or topic on a path is found in the
+// namespace that has it (the default first, ?account=&region= to choose).
+func TestAdminCoversEveryNamespace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	euSQS, euSNS := e.as("111111111111", "eu-west-1")
+	apSQS, _ := e.as("222222222222", "ap-south-1")
+	e.queue("orders", nil)
+	euOrders := mustURL(t, euSQS, e, "orders", 0)
+	mustURL(t, euSQS, e, "dup", -1)
+	mustURL(t, apSQS, e, "dup", -1)
+	mustURL(t, apSQS, e, "later", 120)
+	topic, err := euSNS.CreateTopic(e.ctx, &sns.CreateTopicInput{Name: aws.String("events")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	euArn := "arn:aws:sqs:eu-west-1:111111111111:orders"
+	if _, err := euSNS.Subscribe(e.ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("sqs"), Endpoint: &euArn}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := euSNS.Subscribe(e.ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("http"), Endpoint: aws.String("http://127.0.0.1:9/hook")}); err != nil {
+		t.Fatal(err)
+	}
+
+	var spaces struct {
+		Namespaces []struct {
+			Account, Region               string
+			Default                       bool
+			Queues, Topics, Subscriptions int
+		}
+	}
+	e.json("GET", "/_fanout/namespaces", "", 200, &spaces)
+	got := []string{}
+	for _, n := range spaces.Namespaces {
+		got = append(got, n.Account+"/"+n.Region+":"+strconv.Itoa(n.Queues)+","+strconv.Itoa(n.Topics)+","+strconv.Itoa(n.Subscriptions))
+	}
+	if strings.Join(got, " ") != "000000000000/us-east-1:1,0,0 111111111111/eu-west-1:2,1,2 222222222222/ap-south-1:2,0,0" || !spaces.Namespaces[0].Default {
+		t.Fatalf("namespaces: %v", got)
+	}
+	e.json("GET", "/_fanout/namespaces?account=222222222222", "", 200, &spaces)
+	if len(spaces.Namespaces) != 1 {
+		t.Fatalf("namespaces of one account: %+v", spaces)
+	}
+
+	var page struct {
+		Queues []nsRow
+		Next   string
+	}
+	e.json("GET", "/_fanout/sqs/queues", "", 200, &page)
+	rows := []string{}
+	for _, q := range page.Queues {
+		rows = append(rows, q.Account+"/"+q.Region+"/"+q.Name)
+	}
+	want := "000000000000/us-east-1/orders 111111111111/eu-west-1/dup 111111111111/eu-west-1/orders 222222222222/ap-south-1/dup 222222222222/ap-south-1/later"
+	if strings.Join(rows, " ") != want {
+		t.Fatalf("queues: %v", rows)
+	}
+	// Pages of one walk every namespace in the same order.
+	rows, next := nil, ""
+	for i := 0; i < 10; i++ {
+		page.Next = ""
+		e.json("GET", "/_fanout/sqs/queues?limit=1&next="+next, "", 200, &page)
+		for _, q := range page.Queues {
+			rows = append(rows, q.Account+"/"+q.Region+"/"+q.Name)
+		}
+		if next = page.Next; next == "" {
+			break
+		}
+	}
+	if strings.Join(rows, " ") != want {
+		t.Fatalf("queues by pages of 1: %v", rows)
+	}
+	for query, n := range map[string]int{"?account=111111111111": 2, "?region=ap-south-1": 2, "?account=111111111111&region=eu-west-1": 2,
+		"?account=000000000000": 1, "?account=333333333333": 0, "?region=us-west-2": 0} {
+		e.json("GET", "/_fanout/sqs/queues"+query, "", 200, &page)
+		if len(page.Queues) != n {
+			t.Errorf("queues%s: %d, want %d", query, len(page.Queues), n)
+		}
+	}
+	for _, bad := range []string{"?account=12", "?account=abcdefghijkl", "?region=Mars"} {
+		if code, body, _ := e.call("GET", "/_fanout/sqs/queues"+bad, ""); code != 400 || !strings.Contains(body, "error") {
+			t.Errorf("queues%s: %d %s, want 400", bad, code, body)
+		}
+	}
+
+	// A name on a path: the default namespace's, or the one ?account=&region= pick.
+	var peek peekPage
+	e.json("GET", "/_fanout/sqs/queues/orders/messages", "", 200, &peek)
+	if len(peek.Messages) != 0 {
+		t.Fatalf("default orders: %+v", peek)
+	}
+	e.json("GET", "/_fanout/sqs/queues/orders/messages?account=111111111111&region=eu-west-1", "", 200, &peek)
+	if len(peek.Messages) != 1 || peek.Messages[0].Body != "in orders" {
+		t.Fatalf("eu orders: %+v", peek)
+	}
+	e.json("GET", "/_fanout/sqs/queues/later/messages", "", 200, &peek) // in one namespace only
+	if len(peek.Messages) != 1 || peek.Messages[0].State != "delayed" {
+		t.Fatalf("later: %+v", peek)
+	}
+	if code, body, _ := e.call("GET", "/_fanout/sqs/queues/dup/messages", ""); code != 400 || !strings.Contains(body, "111111111111/eu-west-1") || !strings.Contains(body, "222222222222/ap-south-1") {
+		t.Fatalf("a name in two namespaces: %d %s", code, body)
+	}
+	if code, _, _ := e.call("GET", "/_fanout/sqs/queues/dup/messages?account=222222222222", ""); code != 200 {
+		t.Fatalf("dup of one account: %d", code)
+	}
+
+	// Actions reach the namespace too, seen by that namespace's SDK client.
+	e.json("POST", "/_fanout/sqs/queues/orders/send?account=111111111111&region=eu-west-1", `{"body":"from the page"}`, 200, nil)
+	e.json("POST", "/_fanout/sns/topics/events/publish", `{"message":"published"}`, 200, nil)
+	bodies := map[string]bool{}
+	for i := 0; i < 5 && len(bodies) < 3; i++ {
+		out, err := euSQS.ReceiveMessage(e.ctx, &sqs.ReceiveMessageInput{QueueUrl: &euOrders, MaxNumberOfMessages: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range out.Messages {
+			bodies[*m.Body] = true
+		}
+	}
+	if !bodies["from the page"] || !bodies["in orders"] || len(bodies) != 3 {
+		t.Fatalf("eu orders received %v", bodies)
+	}
+	if code, body, _ := e.call("POST", "/_fanout/sns/topics/events/publish?account=000000000000", `{"message":"x"}`); code != 404 || !strings.Contains(body, "NotFound") {
+		t.Fatalf("publish to a topic the account lacks: %d %s", code, body)
+	}
+
+	// The graph and what falls due carry account and region.
+	var g struct {
+		Topics []struct {
+			Name, Account, Region string
+			Subscriptions         []struct{ Protocol, Endpoint, Queue string }
+		}
+		Queues     []nsRow
+		Namespaces []struct{ Account, Region string }
+	}
+	e.json("GET", "/_fanout/graph", "", 200, &g)
+	if len(g.Topics) != 1 || g.Topics[0].Account != "111111111111" || g.Topics[0].Region != "eu-west-1" || len(g.Queues) != 5 || len(g.Namespaces) != 3 {
+		t.Fatalf("graph: %+v", g)
+	}
+	e.json("GET", "/_fanout/graph?region=us-east-1", "", 200, &g)
+	if len(g.Topics) != 0 || len(g.Queues) != 1 || len(g.Namespaces) != 3 {
+		t.Fatalf("graph of us-east-1: %+v", g)
+	}
+	var due struct {
+		Due []struct{ Kind, Queue, Account, Region string }
+	}
+	e.json("GET", "/_fanout/clock/due?account=222222222222", "", 200, &due)
+	if len(due.Due) != 1 || due.Due[0].Queue != "later" || due.Due[0].Account != "222222222222" || due.Due[0].Region != "ap-south-1" {
+		t.Fatalf("due: %+v", due)
+	}
+	due.Due = nil
+	e.json("GET", "/_fanout/clock/due?account=111111111111", "", 200, &due)
+	for _, d := range due.Due { // the messages received above, and the http endpoint's retry
+		if d.Kind == "visibility-ends" && d.Account != "111111111111" || d.Kind == "delay-ends" {
+			t.Fatalf("due of 111111111111: %+v", due)
+		}
+	}
+	// The http subscription of another namespace waits for confirmation.
+	var pending struct {
+		Pending []struct{ SubscriptionArn, Endpoint string }
+	}
+	e.json("GET", "/_fanout/sns/pending", "", 200, &pending)
+	if len(pending.Pending) != 1 || !strings.Contains(pending.Pending[0].SubscriptionArn, ":eu-west-1:111111111111:events:") {
+		t.Fatalf("pending: %+v", pending)
+	}
+}
