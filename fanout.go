@@ -190,7 +190,7 @@ func build(opts Options) (*Server, error) {
 	r := mux.NewRouter()
 	snsHandler.WithAll(s.snsEngines)
 	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, SNS: s.sns, SQSOf: s.ns.sqsEngine, Spaces: s.spaces, Deliveries: s.deliveries, Pprof: opts.Pprof, Settle: s.deliveries.Settle, Pending: s.deliveries.Pending})
-	admin.TopologyRoutes(r, topology.Engines{SQS: s.sqs, SNS: s.sns})
+	admin.TopologyRoutes(r, s.TopologyEngines())
 	snsapi.Routes(r, snsHandler, s.signer, s.deliveries)
 	playground.Routes(r)
 	s.resetRoutes(r)
@@ -233,7 +233,7 @@ func (s *Server) closeEngines() {
 
 // loadTopology creates what Options.ConfigFile and Options.Topology declare.
 func (s *Server) loadTopology() error {
-	engines := topology.Engines{SQS: s.sqs, SNS: s.sns}
+	engines := s.TopologyEngines()
 	if s.opts.ConfigFile != "" {
 		t, err := topology.ReadFile(s.opts.ConfigFile)
 		if err != nil {

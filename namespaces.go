@@ -14,6 +14,7 @@ import (
 	snsapi "github.com/fanout/fanout/sns/api"
 	"github.com/fanout/fanout/sqs"
 	sqsapi "github.com/fanout/fanout/sqs/api"
+	"github.com/fanout/fanout/topology"
 )
 
 // namespace is one account and region, as on AWS: its own queues, topics
@@ -239,4 +240,27 @@ func (s *Server) snsEngines() []*sns.Engine {
 		out[i] = ns.sns
 	}
 	return out
+}
+
+// TopologyEngines are the server's engines as package topology applies a
+// file to and exports one from: the default namespace, and through
+// Namespace and Namespaces every other account and region.
+func (s *Server) TopologyEngines() topology.Engines {
+	return topology.Engines{SQS: s.sqs, SNS: s.sns,
+		Namespace: func(account, region string, create bool) topology.Engines {
+			ns := s.ns.view(account, region)
+			if create {
+				ns = s.ns.get(account, region)
+			}
+			return topology.Engines{SQS: ns.sqs, SNS: ns.sns}
+		},
+		Namespaces: func() []topology.Engines {
+			all := s.ns.all()
+			out := make([]topology.Engines, len(all))
+			for i, ns := range all {
+				out[i] = topology.Engines{SQS: ns.sqs, SNS: ns.sns}
+			}
+			return out
+		},
+	}
 }

@@ -14,6 +14,13 @@ import (
 type Engines struct {
 	SQS *sqs.Engine
 	SNS *sns.Engine
+	// Namespace, when set, returns the engines of another account and
+	// region, for a file's namespaces sections: with create, made if
+	// missing; without, possibly empty engines that are not kept. A file
+	// with such sections is refused when Namespace is nil.
+	Namespace func(account, region string, create bool) Engines
+	// Namespaces, when set, lists every namespace's engines, for Export.
+	Namespaces func() []Engines
 }
 
 // ApplyOptions tune Apply.
@@ -38,10 +45,16 @@ type Change struct {
 	Endpoint string `json:"endpoint,omitempty"`
 	// Attributes are the attributes an update set.
 	Attributes []string `json:"attributes,omitempty"`
+	// Account and Region are set for a change in a namespaces section.
+	Account string `json:"account,omitempty"`
+	Region  string `json:"region,omitempty"`
 }
 
 func (c Change) String() string {
 	s := c.Action + " " + c.Kind + " " + c.Name
+	if c.Account != "" {
+		s += " in " + c.Account + "/" + c.Region
+	}
 	if c.Endpoint != "" {
 		s += " " + c.Endpoint
 	}
@@ -64,27 +77,65 @@ type Report struct {
 // engines (a queue's FIFO type cannot change): an invalid file changes
 // nothing and Apply returns Errors. Applying the same file twice changes
 // nothing the second time.
+//
+// Each namespaces section is applied to its account and region (see
+// Engines.Namespace), after the same checks; queues of every section are
+// made before any topic, so a subscription may name a queue of another
+// section. Prune deletes only in the namespaces the file has a section for
+// (the root's always): a file for one account leaves the others alone.
 func Apply(t *Topology, e Engines, opts ApplyOptions) (*Report, error) {
-	p := compile(t, Options{Region: e.SQS.Region(), Account: e.SQS.Account()})
-	p.checkLive(e)
-	s := p.dryRun(&e)
-	if err := s.result(p); err != nil {
-		return nil, err
+	secs := t.sections(Options{Region: e.SQS.Region(), Account: e.SQS.Account()})
+	errs := checkSections(secs, t.src)
+	if len(errs) > 0 {
+		sortErrors(errs)
+		return nil, errs
 	}
-	a := &applier{p: p, s: s, e: e, dry: opts.DryRun, report: &Report{Changes: []Change{}}}
-	if opts.Prune {
-		a.prune()
+	var plans []*applier
+	report := &Report{Changes: []Change{}}
+	for i, sec := range secs {
+		eng := e
+		if i > 0 {
+			if e.Namespace == nil {
+				errs = append(errs, t.src.errorAt(sec.path, "this server serves one account and region: namespaces cannot be applied here"))
+				continue
+			}
+			eng = e.Namespace(sec.opts.Account, sec.opts.Region, false)
+		}
+		p := compile(sec.t, sec.opts)
+		p.checkLive(eng)
+		s := p.dryRun(&eng)
+		errs = append(errs, p.errs...)
+		a := &applier{p: p, s: s, e: eng, dry: opts.DryRun, report: report}
+		if i > 0 {
+			a.account, a.region = sec.opts.Account, sec.opts.Region
+			if !opts.DryRun && len(sec.t.Queues)+len(sec.t.Topics) > 0 {
+				a.e = e.Namespace(sec.opts.Account, sec.opts.Region, true)
+			}
+		}
+		plans = append(plans, a)
 	}
-	for _, q := range p.queues {
-		a.queue(q)
+	if len(errs) > 0 {
+		sortErrors(errs)
+		return nil, errs
 	}
-	for _, t := range p.topics {
-		a.topic(t)
+	for _, a := range plans {
+		if opts.Prune {
+			a.prune()
+		}
+		for _, q := range a.p.queues {
+			a.queue(q)
+		}
 	}
-	if len(a.errs) > 0 {
-		return a.report, a.errs
+	for _, a := range plans {
+		for _, t := range a.p.topics {
+			a.topic(t)
+		}
+		errs = append(errs, a.errs...)
 	}
-	return a.report, nil
+	if len(errs) > 0 {
+		return report, errs
+	}
+	return report, nil
 }
 
 // checkLive reports what the live engines make impossible: changing the
@@ -113,9 +164,14 @@ type applier struct {
 	dry    bool
 	report *Report
 	errs   Errors
+	// account and region name a namespaces section's changes.
+	account, region string
 }
 
-func (a *applier) did(c Change) { a.report.Changes = append(a.report.Changes, c) }
+func (a *applier) did(c Change) {
+	c.Account, c.Region = a.account, a.region
+	a.report.Changes = append(a.report.Changes, c)
+}
 
 func (a *applier) failed(path string, err error) {
 	a.errs = append(a.errs, a.p.src.errorAt(path, err.Error()))

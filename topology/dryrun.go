@@ -12,10 +12,21 @@ import (
 // empty in-memory engines of the given account and region and reports
 // every error (not only the first), each at the key it came from, in the
 // API's own words. Nothing outside those engines is touched.
+//
+// Each namespaces section is checked in its own account and region.
 func Validate(t *Topology, opts Options) error {
-	p := compile(t, opts)
-	s := p.dryRun(nil)
-	return s.result(p)
+	secs := t.sections(opts)
+	errs := checkSections(secs, t.src)
+	for _, sec := range secs {
+		p := compile(sec.t, sec.opts)
+		p.dryRun(nil)
+		errs = append(errs, p.errs...)
+	}
+	if len(errs) > 0 {
+		sortErrors(errs)
+		return errs
+	}
+	return nil
 }
 
 // scratch is the topology applied to throwaway engines: the proof that it

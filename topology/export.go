@@ -27,8 +27,27 @@ var (
 // Export reads the engines' queues, topics and subscriptions into a
 // topology that Apply turns back into the same state. Attributes at their
 // default value are left out; names of this account and region are written
-// as names, others as ARNs.
+// as names, others as ARNs. With Engines.Namespaces, every other namespace
+// that holds something is a section of Namespaces.
 func Export(e Engines) (*Topology, error) {
+	t := exportOne(e)
+	if e.Namespaces == nil {
+		return t, nil
+	}
+	for _, o := range e.Namespaces() {
+		if o.SQS.Account() == e.SQS.Account() && o.SQS.Region() == e.SQS.Region() {
+			continue // the root
+		}
+		x := exportOne(o)
+		if len(x.Queues)+len(x.Topics) > 0 {
+			t.Namespaces = append(t.Namespaces, Namespace{Account: o.SQS.Account(), Region: o.SQS.Region(), Queues: x.Queues, Topics: x.Topics})
+		}
+	}
+	return t, nil
+}
+
+// exportOne reads one namespace.
+func exportOne(e Engines) *Topology {
 	opts := Options{Region: e.SQS.Region(), Account: e.SQS.Account()}
 	defQ, defT := newEngines(opts, e.SQS.Clock())
 	defer defQ.Close()
@@ -54,7 +73,7 @@ func Export(e Engines) (*Topology, error) {
 		}
 		t.Topics[name] = tp
 	}
-	return t, nil
+	return t
 }
 
 func attrMap(list []sqs.Attribute) map[string]string {

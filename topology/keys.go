@@ -11,7 +11,8 @@ import (
 // The keys each object of the format takes; the JSON Schema lists the same
 // (a test holds them together).
 var (
-	rootKeys         = []string{"queues", "topics"}
+	rootKeys         = []string{"queues", "topics", "namespaces"}
+	namespaceKeys    = []string{"account", "region", "queues", "topics"}
 	queueKeys        = []string{"attributes", "redrive", "policy", "tags"}
 	redriveKeys      = []string{"deadLetterQueue", "maxReceiveCount"}
 	topicKeys        = []string{"attributes", "policy", "tags", "subscriptions"}

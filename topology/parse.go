@@ -16,9 +16,23 @@ import (
 type source struct {
 	file string
 	at   map[string]pos // key path -> the key's position
+	// prefix is the path of the namespace section this source reads
+	// ("namespaces[1]."), "" for the file's root.
+	prefix string
+}
+
+// within is the source of the section at prefix of the same file.
+func (s *source) within(prefix string) *source {
+	if s == nil {
+		return &source{prefix: prefix}
+	}
+	return &source{file: s.file, at: s.at, prefix: prefix}
 }
 
 func (s *source) errorAt(path, msg string) *Error {
+	if s != nil && s.prefix != "" {
+		path = strings.TrimSuffix(s.prefix+path, ".")
+	}
 	e := &Error{Path: path, Message: msg}
 	if s != nil {
 		e.File = s.file
@@ -176,23 +190,70 @@ func (d *decoder) topology(n *node) *Topology {
 	for _, e := range d.object(n, "", rootKeys) {
 		switch e.key {
 		case "queues":
-			for _, q := range d.names(e.value, "queues") {
-				if t.Queues == nil {
-					t.Queues = map[string]Queue{}
-				}
-				t.Queues[q.key] = d.queue(q.value, "queues."+q.key)
-			}
+			t.Queues = d.queues(e.value, "queues")
 		case "topics":
-			for _, tp := range d.names(e.value, "topics") {
-				if t.Topics == nil {
-					t.Topics = map[string]Topic{}
-				}
-				t.Topics[tp.key] = d.topic(tp.value, "topics."+tp.key)
-			}
+			t.Topics = d.topics(e.value, "topics")
+		case "namespaces":
+			t.Namespaces = d.namespaces(e.value, "namespaces")
 		}
 	}
 	return t
 }
+
+func (d *decoder) queues(n *node, path string) map[string]Queue {
+	var out map[string]Queue
+	for _, q := range d.names(n, path) {
+		if out == nil {
+			out = map[string]Queue{}
+		}
+		out[q.key] = d.queue(q.value, path+"."+q.key)
+	}
+	return out
+}
+
+func (d *decoder) topics(n *node, path string) map[string]Topic {
+	var out map[string]Topic
+	for _, tp := range d.names(n, path) {
+		if out == nil {
+			out = map[string]Topic{}
+		}
+		out[tp.key] = d.topic(tp.value, path+"."+tp.key)
+	}
+	return out
+}
+
+// namespaces reads the list of other accounts' and regions' sections.
+func (d *decoder) namespaces(n *node, path string) []Namespace {
+	if n.kind == scalarKind && n.value == nil {
+		return nil
+	}
+	if n.kind != seqKind {
+		d.fail(n.at, path, "must be a list of namespaces ({account, region, queues, topics}), not %s", n.typeName())
+		return nil
+	}
+	var out []Namespace
+	for i, it := range n.items {
+		ip := path + "[" + strconv.Itoa(i) + "]"
+		d.src.at[ip] = it.at
+		var ns Namespace
+		for _, e := range d.object(it, ip, namespaceKeys) {
+			p := join(ip, e.key)
+			switch e.key {
+			case "account":
+				ns.Account = d.text(e.value, p) // checked by checkSections
+			case "region":
+				ns.Region = d.text(e.value, p)
+			case "queues":
+				ns.Queues = d.queues(e.value, p)
+			case "topics":
+				ns.Topics = d.topics(e.value, p)
+			}
+		}
+		out = append(out, ns) // its account, region and uniqueness: checkSections
+	}
+	return out
+}
+
 
 func (d *decoder) queue(n *node, path string) Queue {
 	var q Queue

@@ -54,6 +54,7 @@ func TestSchemaListsWhatTheParserTakes(t *testing.T) {
 		{"queueRedrive", redriveKeys},
 		{"subscriptionRedrive", redriveKeys[:1]},
 		{"topic", topicKeys},
+		{"namespace", namespaceKeys},
 		{"subscription", subscriptionKeys},
 		{"queueAttributes", sortedNames(queueAttrs)},
 		{"topicAttributes", sortedNames(topicAttrs)},

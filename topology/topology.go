@@ -19,6 +19,16 @@
 //
 // Names refer to queues of the same file, in the server's account and
 // region; an ARN may be written anywhere a name may.
+//
+// Other accounts and regions have their own section, each with queues and
+// topics whose names resolve in that account and region (a file without
+// one is the default namespace alone, as before):
+//
+//	namespaces:
+//	  - account: "111111111111"
+//	    region: eu-west-1
+//	    queues:
+//	      billing: {}
 package topology
 
 import (
@@ -32,8 +42,22 @@ type Topology struct {
 	Queues map[string]Queue `json:"queues,omitempty" yaml:"queues,omitempty"`
 	// Topics by topic name. A name ending in .fifo is a FIFO topic.
 	Topics map[string]Topic `json:"topics,omitempty" yaml:"topics,omitempty"`
+	// Namespaces are the queues and topics of other accounts and regions
+	// than the server's default (Queues and Topics above).
+	Namespaces []Namespace `json:"namespaces,omitempty" yaml:"namespaces,omitempty"`
 
 	src *source // set by Parse: where each key was
+}
+
+// Namespace is the queues and topics of one account and region: names in
+// it refer to queues of that account and region.
+type Namespace struct {
+	// Account is a 12-digit account id; Region a region name. Either
+	// defaults to the server's (Options.Account, Options.Region).
+	Account string           `json:"account,omitempty" yaml:"account,omitempty"`
+	Region  string           `json:"region,omitempty" yaml:"region,omitempty"`
+	Queues  map[string]Queue `json:"queues,omitempty" yaml:"queues,omitempty"`
+	Topics  map[string]Topic `json:"topics,omitempty" yaml:"topics,omitempty"`
 }
 
 // Queue is one SQS queue.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -75,8 +76,10 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	endpoint := fs.String("endpoint", envOr("FANOUT_ENDPOINT", "http://127.0.0.1:4566"), "the fanout to export (FANOUT_ENDPOINT)")
 	format := fs.String("format", "yaml", "yaml or json")
+	account := fs.String("account", "", "export only this account's namespaces (default every account)")
+	region := fs.String("region", "", "export only this region's namespaces (default every region)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fanout export [--endpoint URL] [--format yaml|json] > topology.yaml")
+		fmt.Fprintln(stderr, "usage: fanout export [--endpoint URL] [--format yaml|json] [--account ID] [--region NAME] > topology.yaml")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -86,7 +89,14 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	body, status, err := call(http.MethodGet, strings.TrimRight(*endpoint, "/")+"/_fanout/topology?format="+*format, "", nil)
+	q := url.Values{"format": {*format}}
+	if *account != "" {
+		q.Set("account", *account)
+	}
+	if *region != "" {
+		q.Set("region", *region)
+	}
+	body, status, err := call(http.MethodGet, strings.TrimRight(*endpoint, "/")+"/_fanout/topology?"+q.Encode(), "", nil)
 	if err != nil || status != http.StatusOK {
 		fmt.Fprintf(stderr, "fanout export: %s\n", failure(err, status, body))
 		return exitError

@@ -14,8 +14,9 @@ import (
 )
 
 // TopologyRoutes serves topology as code: GET /_fanout/topology exports the
-// running server's queues, topics and subscriptions (YAML, or JSON with
-// ?format=json or Accept: application/json), POST applies a file (with
+// running server's queues, topics and subscriptions, every namespace's
+// (?account= and ?region= pick some; YAML, or JSON with ?format=json or
+// Accept: application/json), POST applies a file (with
 // ?prune=true and ?dryRun=true), and /_fanout/topology/schema.json is the
 // format's JSON Schema.
 func TopologyRoutes(r *mux.Router, e topology.Engines) {
@@ -28,10 +29,18 @@ func TopologyRoutes(r *mux.Router, e topology.Engines) {
 }
 
 func exportTopology(w http.ResponseWriter, req *http.Request, e topology.Engines) {
+	f, err := readFilter(req.URL.Query())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	t, err := topology.Export(e)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
+	}
+	if f.any() {
+		t = f.topology(t, Space{Account: e.SQS.Account(), Region: e.SQS.Region()})
 	}
 	asJSON := req.URL.Query().Get("format") == "json"
 	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Accept")); mt == "application/json" {
@@ -110,4 +119,19 @@ func applyTopology(w http.ResponseWriter, req *http.Request, e topology.Engines)
 		return
 	}
 	writeJSON(w, http.StatusOK, report)
+}
+
+// topology keeps the namespaces of t the filter picks: the root when def
+// (the server's default namespace) is one, and the sections it picks.
+func (f nsFilter) topology(t *topology.Topology, def Space) *topology.Topology {
+	out := &topology.Topology{}
+	if f.keeps(def) {
+		out.Queues, out.Topics = t.Queues, t.Topics
+	}
+	for _, ns := range t.Namespaces {
+		if f.keeps(Space{Account: ns.Account, Region: ns.Region}) {
+			out.Namespaces = append(out.Namespaces, ns)
+		}
+	}
+	return out
 }
