@@ -146,8 +146,9 @@ func TestDashboardInChromium(t *testing.T) {
 	if err := chromedp.Do(b.Ctx, chromedp.Navigate(e.url+"/_fanout/")); err != nil {
 		t.Fatal(err)
 	}
-	p.wait("the topology", `!!document.querySelector('#topology svg [data-node="queue:audit"]')`)
-	for _, n := range []string{"topic:" + *topic.TopicArn, "sub:" + euSub, "sub:" + hookSub, "queue:orders-eu", "queue:jobs", "queue:jobs-dlq", "ext:http:" + hook.URL + "/hook"} {
+	const arn = "arn:aws:sqs:us-east-1:000000000000:"
+	p.wait("the topology", `!!document.querySelector('#topology svg [data-node="queue:`+arn+`audit"]')`)
+	for _, n := range []string{"topic:" + *topic.TopicArn, "sub:" + euSub, "sub:" + hookSub, "queue:" + arn + "orders-eu", "queue:" + arn + "jobs", "queue:" + arn + "jobs-dlq", "ext:http:" + hook.URL + "/hook"} {
 		if p.eval(fmt.Sprintf(`String(!!document.querySelector('[data-node=%q]'))`, n)) != "true" {
 			t.Errorf("no node %s", n)
 		}
@@ -158,7 +159,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if got := label("delivery:" + auditSub); got != "0" {
 		t.Errorf("audit edge before publishing: %q", got)
 	}
-	if got := label("redrive:jobs"); got != "0" {
+	if got := label("redrive:" + arn + "jobs"); got != "0" {
 		t.Errorf("jobs → DLQ edge: %q", got)
 	}
 
@@ -257,7 +258,7 @@ func TestDashboardInChromium(t *testing.T) {
 	p.hash("#/queue/jobs")
 	p.wait("the message back in jobs", `document.querySelectorAll('#message-list tr[data-message]').length === 1`)
 	p.hash("#/")
-	p.wait("the DLQ edge", `(document.querySelector('[data-edge-label="redrive:jobs"]') || {}).textContent === '1'`)
+	p.wait("the DLQ edge", `(document.querySelector('[data-edge-label="redrive:`+arn+`jobs"]') || {}).textContent === '1'`)
 
 	// The clock page lists what falls due.
 	e.send(jobs, "later", 120)
@@ -367,6 +368,103 @@ func TestDashboardRendersALargeTopology(t *testing.T) {
 	p.wait("the redraw", `document.getElementById('view').dataset.renderMs !== '' && document.getElementById('view').dataset.drawn === 'drawn'`)
 	t.Logf("100 topics, 1,000 subscriptions, 1,000 queues: first render %s ms (of which the /_fanout/graph fetch %s ms, building the SVG %s ms), %v from navigation to drawn; an idle poll %s ms; a poll that redraws %s ms (fetch %s ms)",
 		first, fetch, svg, wall.Round(time.Millisecond), idle, p.eval(`document.getElementById('view').dataset.renderMs`), p.eval(`document.getElementById('view').dataset.fetchMs`))
+	if errs := b.Errors(); len(errs) > 0 {
+		t.Errorf("the page's scripts failed: %q", errs)
+	}
+}
+
+// TestDashboardNamespacesInChromium: the page shows every namespace, each
+// row and node with its account and region; the selector narrows the views
+// to one; a queue and a topic of another account are peeked, sent to and
+// published to from their pages; Reset with a namespace chosen empties
+// that account only.
+func TestDashboardNamespacesInChromium(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t, 1400, 1000, 3*time.Minute)
+	e := newEnv(t)
+	euSQS, euSNS := e.as("111111111111", "eu-west-1")
+	e.queue("orders", nil)
+	euOrders := mustURL(t, euSQS, e, "orders", 0)
+	topic, err := euSNS.CreateTopic(e.ctx, &sns.CreateTopicInput{Name: aws.String("events")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	euArn := "arn:aws:sqs:eu-west-1:111111111111:orders"
+	if _, err := euSNS.Subscribe(e.ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("sqs"), Endpoint: &euArn}); err != nil {
+		t.Fatal(err)
+	}
+
+	p := page{t: t, b: b}
+	if err := chromedp.Do(b.Ctx, chromedp.Navigate(e.url+"/_fanout/")); err != nil {
+		t.Fatal(err)
+	}
+	defNode := `[data-node="queue:arn:aws:sqs:us-east-1:000000000000:orders"]`
+	euNode := `[data-node="queue:` + euArn + `"]`
+	p.wait("both namespaces' queues", `!!document.querySelector('`+defNode+`') && !!document.querySelector('`+euNode+`')`)
+	if got := p.eval(`[...document.querySelectorAll('#queues tr[data-queue="orders"] td.namespace')].map(e => e.textContent).join(',')`); got != "000000000000 · us-east-1,111111111111 · eu-west-1" {
+		t.Errorf("queue rows' namespaces: %q", got)
+	}
+	if got := p.eval(`document.querySelector('#topics tr[data-topic="events"] td.namespace').textContent`); got != "111111111111 · eu-west-1" {
+		t.Errorf("topic row's namespace: %q", got)
+	}
+	if got := p.eval(`[...document.querySelectorAll('#namespace option')].map(o => o.value).join(',')`); got != ",000000000000/us-east-1,111111111111/eu-west-1" {
+		t.Errorf("selector options: %q", got)
+	}
+
+	// Choose the other account's namespace: the default's queue goes.
+	p.eval(`(s => { s.value = '111111111111/eu-west-1'; s.dispatchEvent(new Event('change')); })(document.getElementById('namespace')), ''`)
+	p.wait("one namespace", `!document.querySelector('`+defNode+`') && !!document.querySelector('`+euNode+`')`)
+	if n := p.eval(`String(document.querySelectorAll('#queues tbody tr').length)`); n != "1" {
+		t.Errorf("%s queue rows for one namespace", n)
+	}
+
+	// Its queue's page: peek, and send from the page.
+	p.click(`#queues tr[data-queue="orders"] a`)
+	p.wait("the eu queue's messages", `document.querySelectorAll('#message-list tr[data-message]').length === 1`)
+	if got := p.eval(`document.getElementById('queue-namespace').textContent`); got != "111111111111 · eu-west-1" {
+		t.Errorf("queue page's namespace: %q", got)
+	}
+	p.set("send-body", "sent from the page")
+	p.click("#send")
+	p.wait("the send", `document.getElementById('status').textContent.startsWith('Sent')`)
+	p.hash("#/topic/111111111111/eu-west-1/events")
+	p.wait("the publish form", `!!document.getElementById('publish-form')`)
+	p.set("publish-message", "published from the page")
+	p.click("#publish")
+	p.wait("the publish", `document.getElementById('status').textContent.startsWith('Published')`)
+	bodies := map[string]bool{}
+	for i := 0; i < 5 && len(bodies) < 3; i++ {
+		out, err := euSQS.ReceiveMessage(e.ctx, &sqs.ReceiveMessageInput{QueueUrl: &euOrders, MaxNumberOfMessages: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range out.Messages {
+			bodies[*m.Body] = true
+		}
+	}
+	if !bodies["sent from the page"] || !bodies["in orders"] || len(bodies) != 3 {
+		t.Errorf("the eu queue received %v", bodies)
+	}
+
+	// Reset with the namespace chosen: that account only.
+	p.hash("#/")
+	p.wait("the overview", `!!document.querySelector('`+euNode+`')`)
+	p.click("#reset")
+	p.wait("the confirm step", `document.getElementById('confirm').open`)
+	if got := p.eval(`document.getElementById('confirm-text').textContent`); !strings.Contains(got, "Reset account 111111111111?") {
+		t.Errorf("confirm text %q", got)
+	}
+	p.click("#confirm-ok")
+	p.wait("the account's reset", `document.getElementById('status').textContent === 'Reset: account 111111111111 is empty.'`)
+	if _, err := euSQS.GetQueueUrl(e.ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("orders")}); err == nil {
+		t.Error("the eu queue survived its account's reset")
+	}
+	if _, err := e.sqs.GetQueueUrl(e.ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("orders")}); err != nil {
+		t.Errorf("the default queue did not survive another account's reset: %v", err)
+	}
+	if d := b.Dialogs(); len(d) > 0 {
+		t.Errorf("the page opened dialogs: %q", d)
+	}
 	if errs := b.Errors(); len(errs) > 0 {
 		t.Errorf("the page's scripts failed: %q", errs)
 	}

@@ -112,6 +112,54 @@
   }
   const shortArn = (arn) => (arn || '').split(':').slice(5).join(':') || arn;
 
+  // ---- namespaces ------------------------------------------------------------
+  // Each (account, region) is its own namespace. The selector in the header
+  // narrows every view to one ('' is all of them); rows name theirs.
+
+  let scope = sessionStorage.getItem('fanout-namespace') || ''; // 'account/region' or ''
+  const nsOf = (x) => x.account + '/' + x.region;
+  // nsQuery is the ?account=&region= of one namespace ('' for none).
+  const nsQuery = (ns) => (ns ? '?account=' + enc(ns.split('/')[0]) + '&region=' + enc(ns.split('/')[1]) : '');
+  const withNs = (path, ns) => path + (ns ? (path.includes('?') ? '&' : '?') + nsQuery(ns).slice(1) : '');
+  const nsText = (x) => x.account + ' · ' + x.region;
+  // arnNs is the 'account/region' of an ARN.
+  const arnNs = (arn) => { const p = (arn || '').split(':'); return p.length >= 6 ? p[4] + '/' + p[3] : ''; };
+  const arnName = (arn) => (arn || '').split(':').pop();
+  // queueLink and topicLink open one queue or topic of a namespace.
+  const queueLink = (name, ns) => '#/queue/' + (ns ? enc(ns.split('/')[0]) + '/' + enc(ns.split('/')[1]) + '/' : '') + enc(name);
+  const topicLink = (name, ns) => '#/topic/' + (ns ? enc(ns.split('/')[0]) + '/' + enc(ns.split('/')[1]) + '/' : '') + enc(name);
+
+  let shownNamespaces = '';
+  // showNamespaces fills the selector from the graph's namespace list.
+  function showNamespaces(list) {
+    if (!list) return;
+    const key = JSON.stringify(list);
+    if (key === shownNamespaces) return;
+    shownNamespaces = key;
+    const sel = document.getElementById('namespace');
+    const known = list.map(nsOf);
+    if (scope && !known.includes(scope)) known.push(scope); // chosen, but emptied meanwhile
+    fill(sel, h('option', { value: '' }, 'All namespaces (' + list.length + ')'),
+      known.map((ns) => {
+        const n = list.find((x) => nsOf(x) === ns);
+        return h('option', { value: ns, selected: ns === scope },
+          ns.replace('/', ' · ') + (n ? ' — ' + n.queues + ' queues, ' + n.topics + ' topics' : '') + (n && n.default ? ' (default)' : ''));
+      }));
+    sel.value = scope;
+  }
+  document.getElementById('namespace').addEventListener('change', async (ev) => {
+    scope = ev.target.value;
+    sessionStorage.setItem('fanout-namespace', scope);
+    lastDrawn = '';
+    if (refresh) { try { await refresh(); } catch (e) { status(e.message); } }
+  });
+  // graph fetches what the views draw, for the chosen namespace.
+  async function graph() {
+    const g = await api('GET', 'graph' + nsQuery(scope));
+    showNamespaces(g.namespaces);
+    return g;
+  }
+
   // parseAttributes reads the AWS CLI's attribute JSON from a text box.
   function parseAttributes(text) {
     text = text.trim();
@@ -140,16 +188,20 @@
   });
 
   document.getElementById('reset').addEventListener('click', async () => {
-    if (!await confirmStep('Reset everything? Every queue, topic, subscription, message and delivery record is deleted.')) return;
+    const account = scope ? scope.split('/')[0] : '';
+    const question = account
+      ? 'Reset account ' + account + '? Its queues, topics and subscriptions in every region are deleted.'
+      : 'Reset everything? Every queue, topic, subscription, message and delivery record is deleted.';
+    if (!await confirmStep(question)) return;
     try {
-      await api('POST', 'reset', {});
+      await api('POST', account ? 'reset?account=' + enc(account) : 'reset', {});
       if (location.hash.replace(/^#\/?/, '') !== '') {
-        carried = 'Reset: fanout is empty.'; // shown once the overview is back
+        carried = account ? 'Reset: account ' + account + ' is empty.' : 'Reset: fanout is empty.'; // shown once the overview is back
         location.hash = '#/';
         return;
       }
       await overview();
-      status('Reset: fanout is empty.', true);
+      status(account ? 'Reset: account ' + account + ' is empty.' : 'Reset: fanout is empty.', true);
     } catch (e) { status('Reset failed: ' + e.message); }
   });
 
@@ -198,22 +250,27 @@
       cols[col].push(node);
       return node;
     };
-    const queues = new Map(g.queues.map((q) => [q.name, q]));
+    // Queues are keyed by ARN: a name may repeat across namespaces.
+    const queues = new Map(g.queues.map((q) => [q.arn, q]));
+    const dlqArn = (q) => q.arn.slice(0, q.arn.lastIndexOf(':') + 1) + q.deadLetterQueue; // a DLQ is of its source's namespace
     const dlqs = new Set();
-    for (const q of g.queues) if (q.deadLetterQueue) dlqs.add(q.deadLetterQueue);
-    for (const t of g.topics) for (const sub of t.subscriptions) if (sub.deadLetterQueue) dlqs.add(sub.deadLetterQueue);
+    for (const q of g.queues) if (q.deadLetterQueue) dlqs.add(dlqArn(q));
+    for (const t of g.topics) for (const sub of t.subscriptions) if (sub.deadLetterArn) dlqs.add(sub.deadLetterArn);
     const subscribed = new Set();
-    for (const t of g.topics) for (const sub of t.subscriptions) if (sub.queue) subscribed.add(sub.queue);
-    const queueNode = (name, col) => {
-      const q = queues.get(name);
-      return add(col, 'queue:' + name, {
-        kind: dlqs.has(name) && !subscribed.has(name) ? 'dlq' : 'queue',
-        title: name, detail: q ? q.visible + ' visible · ' + q.inFlight + ' in flight · ' + q.delayed + ' delayed' : 'no such queue',
-        href: '#/queue/' + enc(name),
+    for (const t of g.topics) for (const sub of t.subscriptions) if (sub.protocol === 'sqs') subscribed.add(sub.endpoint);
+    const many = new Set([...g.queues.map(nsOf), ...g.topics.map(nsOf)]).size > 1;
+    const queueNode = (arn, col) => {
+      const q = queues.get(arn);
+      const ns = arnNs(arn);
+      return add(col, 'queue:' + arn, {
+        kind: dlqs.has(arn) && !subscribed.has(arn) ? 'dlq' : 'queue',
+        title: arnName(arn) + (many ? ' · ' + ns.replace('/', ' ') : ''),
+        detail: q ? q.visible + ' visible · ' + q.inFlight + ' in flight · ' + q.delayed + ' delayed' : 'not in this view',
+        tip: arn, href: queueLink(arnName(arn), ns),
       });
     };
     for (const t of g.topics) {
-      const tn = add(0, 'topic:' + t.arn, { kind: 'topic', title: t.name, detail: t.published + ' published · ' + t.subscriptions.length + ' subscriptions', href: '#/topic/' + enc(t.name) });
+      const tn = add(0, 'topic:' + t.arn, { kind: 'topic', title: t.name + (many ? ' · ' + nsText(t).replace(' · ', ' ') : ''), detail: t.published + ' published · ' + t.subscriptions.length + ' subscriptions', tip: t.arn, href: topicLink(t.name, nsOf(t)) });
       for (const sub of t.subscriptions) {
         const badges = [];
         if (sub.filterPolicy) badges.push('filter');
@@ -223,24 +280,24 @@
           kind: 'sub', title: sub.protocol + (badges.length ? ' · ' + badges.join(' · ') : ''),
           detail: sub.protocol === 'sqs' ? '→ ' + sub.queue : sub.endpoint,
           tip: sub.arn + (sub.filterPolicy ? '\nFilterPolicy (' + (sub.filterPolicyScope || 'MessageAttributes') + '): ' + sub.filterPolicy : ''),
-          href: '#/topic/' + enc(t.name),
+          href: topicLink(t.name, nsOf(t)),
         });
         edges.push({ from: tn, to: sn, key: 'sub:' + sub.arn, label: sub.matched + (sub.filtered ? ' · ' + sub.filtered + ' filtered' : ''), count: sub.matched });
         let target;
-        if (sub.protocol === 'sqs') target = queueNode(sub.queue, 2);
+        if (sub.protocol === 'sqs') target = queueNode(sub.endpoint, 2);
         else target = add(2, 'ext:' + sub.protocol + ':' + sub.endpoint, { kind: 'ext', title: sub.protocol, detail: sub.endpoint });
         const sent = sub.delivered;
         const failing = sub.failed ? ' · ' + sub.failed + ' failed' : '';
         edges.push({ from: sn, to: target, key: 'delivery:' + sub.arn, label: sent + failing + (sub.dropped ? ' · ' + sub.dropped + ' dropped' : ''), count: sent });
-        if (sub.deadLetterQueue) {
-          edges.push({ from: sn, to: queueNode(sub.deadLetterQueue, 3), key: 'subdlq:' + sub.arn, label: String(sub.deadLettered), dead: true, count: sub.deadLettered });
+        if (sub.deadLetterArn) {
+          edges.push({ from: sn, to: queueNode(sub.deadLetterArn, 3), key: 'subdlq:' + sub.arn, label: String(sub.deadLettered), dead: true, count: sub.deadLettered });
         }
       }
     }
-    for (const q of g.queues) queueNode(q.name, dlqs.has(q.name) && !subscribed.has(q.name) ? 3 : 2);
+    for (const q of g.queues) queueNode(q.arn, dlqs.has(q.arn) && !subscribed.has(q.arn) ? 3 : 2);
     for (const q of g.queues) {
       if (q.deadLetterQueue) {
-        edges.push({ from: nodes.get('queue:' + q.name), to: queueNode(q.deadLetterQueue, 3), key: 'redrive:' + q.name, label: String(q.deadLettered), dead: true, count: q.deadLettered });
+        edges.push({ from: nodes.get('queue:' + q.arn), to: queueNode(dlqArn(q), 3), key: 'redrive:' + q.arn, label: String(q.deadLettered), dead: true, count: q.deadLettered });
       }
     }
     for (const col of cols) col.forEach((n, i) => { n.x = COL[n.col]; n.y = TOP + i * (NODE_H + GAP); });
@@ -291,20 +348,22 @@
 
   function queueTable(queues) {
     return h('table', { id: 'queues' },
-      h('thead', {}, h('tr', {}, ['Queue', 'Visible', 'In flight', 'Delayed', 'Oldest', 'DLQ', 'Redrive sources'].map((t, i) => h('th', { class: i && i < 5 ? 'num' : '' }, t)))),
-      h('tbody', {}, queues.map((q) => h('tr', { 'data-queue': q.name },
-        h('td', {}, h('a', { href: '#/queue/' + enc(q.name) }, q.name), q.fifo ? h('span', { class: 'badge' }, 'fifo') : null),
+      h('thead', {}, h('tr', {}, ['Queue', 'Account · region', 'Visible', 'In flight', 'Delayed', 'Oldest', 'DLQ', 'Redrive sources'].map((t, i) => h('th', { class: i > 1 && i < 6 ? 'num' : '' }, t)))),
+      h('tbody', {}, queues.map((q) => h('tr', { 'data-queue': q.name, 'data-account': q.account, 'data-region': q.region },
+        h('td', {}, h('a', { href: queueLink(q.name, nsOf(q)) }, q.name), q.fifo ? h('span', { class: 'badge' }, 'fifo') : null),
+        h('td', { class: 'muted namespace' }, nsText(q)),
         h('td', { class: 'num' }, q.visible), h('td', { class: 'num' }, q.inFlight), h('td', { class: 'num' }, q.delayed),
         h('td', { class: 'num' }, fmtAge(q.oldestAgeSeconds)),
-        h('td', {}, q.deadLetterQueue ? h('a', { href: '#/queue/' + enc(q.deadLetterQueue) }, q.deadLetterQueue) : '', q.maxReceiveCount ? h('span', { class: 'muted' }, ' after ' + q.maxReceiveCount) : ''),
-        h('td', {}, q.sources.map((src, i) => [i ? ', ' : '', h('a', { href: '#/queue/' + enc(src) }, src)]))))));
+        h('td', {}, q.deadLetterQueue ? h('a', { href: queueLink(q.deadLetterQueue, nsOf(q)) }, q.deadLetterQueue) : '', q.maxReceiveCount ? h('span', { class: 'muted' }, ' after ' + q.maxReceiveCount) : ''),
+        h('td', {}, q.sources.map((src, i) => [i ? ', ' : '', h('a', { href: queueLink(src, nsOf(q)) }, src)]))))));
   }
 
   function topicTable(topics) {
     return h('table', { id: 'topics' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'Topic'), h('th', { class: 'num' }, 'Published'), h('th', {}, 'Subscriptions'))),
-      h('tbody', {}, topics.map((t) => h('tr', { 'data-topic': t.name },
-        h('td', {}, h('a', { href: '#/topic/' + enc(t.name) }, t.name), t.fifo ? h('span', { class: 'badge' }, 'fifo') : null),
+      h('thead', {}, h('tr', {}, h('th', {}, 'Topic'), h('th', {}, 'Account · region'), h('th', { class: 'num' }, 'Published'), h('th', {}, 'Subscriptions'))),
+      h('tbody', {}, topics.map((t) => h('tr', { 'data-topic': t.name, 'data-account': t.account, 'data-region': t.region },
+        h('td', {}, h('a', { href: topicLink(t.name, nsOf(t)) }, t.name), t.fifo ? h('span', { class: 'badge' }, 'fifo') : null),
+        h('td', { class: 'muted namespace' }, nsText(t)),
         h('td', { class: 'num' }, t.published),
         h('td', {}, t.subscriptions.map((sub) => h('div', {}, sub.protocol + ' ', h('span', { class: 'mono' }, sub.protocol === 'sqs' ? sub.queue : sub.endpoint),
           sub.filterPolicy ? h('span', { class: 'badge' }, 'filter') : null, sub.pending ? h('span', { class: 'badge warn' }, 'pending') : null)))))));
@@ -314,11 +373,11 @@
 
   async function overview() {
     const started = performance.now();
-    const g = await api('GET', 'graph');
+    const g = await graph();
     const fetched = performance.now();
     showClock(g.clock);
     // Ages as shown: an idle topology draws nothing new on a poll.
-    const drawn = JSON.stringify([g.topics, g.queues.map((q) => [q, fmtAge(q.oldestAgeSeconds)])], (k, v) => (k === 'oldestAgeSeconds' ? undefined : v));
+    const drawn = JSON.stringify([scope, g.topics, g.queues.map((q) => [q, fmtAge(q.oldestAgeSeconds)])], (k, v) => (k === 'oldestAgeSeconds' ? undefined : v));
     if (drawn === lastDrawn && document.getElementById('topology')) {
       view.dataset.renderMs = String(Math.round(performance.now() - started));
       view.dataset.drawn = 'unchanged';
@@ -330,7 +389,7 @@
     const old = document.getElementById('topology');
     const scroll = old ? [old.scrollLeft, old.scrollTop] : [0, 0];
     fill(view, 
-      h('h1', {}, 'Topology'),
+      h('h1', {}, 'Topology', scope ? h('span', { class: 'muted namespace' }, ' ' + scope.replace('/', ' · ')) : null),
       g.topics.length || g.queues.length ? pic : h('p', { class: 'muted' }, 'Nothing yet: create a queue or a topic with any AWS client.'),
       h('div', { class: 'row' },
         h('div', { class: 'card' }, h('h2', {}, 'Queues (' + g.queues.length + ')'), queueTable(g.queues)),
@@ -343,13 +402,13 @@
   }
 
   async function queuesView() {
-    const g = await api('GET', 'graph');
+    const g = await graph();
     showClock(g.clock);
     fill(view, h('h1', {}, 'Queues'), queueTable(g.queues));
   }
 
   async function topicsView() {
-    const g = await api('GET', 'graph');
+    const g = await graph();
     showClock(g.clock);
     fill(view, h('h1', {}, 'Topics'), topicTable(g.topics));
   }
@@ -367,9 +426,11 @@
     })));
   }
 
-  async function queueView(name) {
+  // queueView shows one queue; ns ('account/region') says whose, '' the
+  // default namespace's or the one that has it.
+  async function queueView(name, ns) {
     const state = { selected: null, states: ['visible', 'inflight', 'delayed'] };
-    const title = h('h1', {}, 'Queue ', h('span', { class: 'mono', id: 'queue-name' }, name));
+    const title = h('h1', {}, 'Queue ', h('span', { class: 'mono', id: 'queue-name' }, name), ' ', h('span', { class: 'muted namespace', id: 'queue-namespace' }, ns ? ns.replace('/', ' · ') : ''));
     const counts = h('p', { id: 'queue-counts' });
     const links = h('p', { id: 'queue-links' });
     const tags = h('div', { id: 'queue-tags' });
@@ -385,7 +446,7 @@
       try {
         const req = { body: body.value, attributes: parseAttributes(attrs.value) };
         if (delay.value !== '') req.delaySeconds = Number(delay.value);
-        const res = await api('POST', 'sqs/queues/' + enc(name) + '/send', req);
+        const res = await api('POST', withNs('sqs/queues/' + enc(name) + '/send', ns), req);
         status('Sent ' + res.messageId, true);
         await update();
       } catch (e) { status(e.message); }
@@ -393,12 +454,12 @@
     h('label', {}, 'Delay seconds'), delay, ' ', h('button', { class: 'primary', id: 'send' }, 'Send'));
     const purge = h('button', { class: 'danger', id: 'purge', type: 'button', onclick: async () => {
       if (!await confirmStep('Purge ' + name + '? Every message in it is deleted.')) return;
-      try { await api('POST', 'sqs/queues/' + enc(name) + '/purge', {}); status('Purged ' + name, true); await update(); } catch (e) { status(e.message); }
+      try { await api('POST', withNs('sqs/queues/' + enc(name) + '/purge', ns), {}); status('Purged ' + name, true); await update(); } catch (e) { status(e.message); }
     } }, 'Purge…');
     const redrive = h('button', { id: 'redrive', type: 'button', hidden: true, onclick: async () => {
       if (!await confirmStep('Start a redrive of ' + name + '? Its messages move back to the queues they came from.')) return;
       try {
-        const res = await api('POST', 'sqs/queues/' + enc(name) + '/redrive', {});
+        const res = await api('POST', withNs('sqs/queues/' + enc(name) + '/redrive', ns), {});
         status('Redrive started: ' + res.taskHandle, true);
         await update();
       } catch (e) { status(e.message); }
@@ -422,18 +483,20 @@
     }
 
     async function update() {
-      const g = await api('GET', 'graph');
+      const g = await api('GET', 'graph' + nsQuery(ns));
+      showNamespaces(g.namespaces);
       showClock(g.clock);
-      const q = g.queues.find((x) => x.name === name);
+      const q = g.queues.find((x) => x.name === name && (!ns || nsOf(x) === ns)) ;
       if (!q) { counts.textContent = 'This queue does not exist (any more).'; fill(list); return; }
+      if (!ns) document.getElementById('queue-namespace').textContent = nsText(q);
       fill(counts, h('span', { class: 'badge good' }, q.visible + ' visible'), h('span', { class: 'badge' }, q.inFlight + ' in flight'),
         h('span', { class: 'badge' }, q.delayed + ' delayed'), q.oldestAgeSeconds ? h('span', { class: 'badge' }, 'oldest ' + fmtAge(q.oldestAgeSeconds)) : null);
       fill(links, 
-        q.deadLetterQueue ? ['DLQ: ', h('a', { href: '#/queue/' + enc(q.deadLetterQueue) }, q.deadLetterQueue), ' after ' + q.maxReceiveCount + ' receives; ' + q.deadLettered + ' moved. '] : null,
-        q.sources.length ? ['Dead-letter queue of: ', q.sources.map((src, i) => [i ? ', ' : '', h('a', { href: '#/queue/' + enc(src) }, src)])] : null);
+        q.deadLetterQueue ? ['DLQ: ', h('a', { href: queueLink(q.deadLetterQueue, nsOf(q)) }, q.deadLetterQueue), ' after ' + q.maxReceiveCount + ' receives; ' + q.deadLettered + ' moved. '] : null,
+        q.sources.length ? ['Dead-letter queue of: ', q.sources.map((src, i) => [i ? ', ' : '', h('a', { href: queueLink(src, nsOf(q)) }, src)])] : null);
       redrive.hidden = !q.sources.length;
       fill(tags, attrTable(q.tags, 'tags'));
-      const peek = state.states.length ? await api('GET', 'sqs/queues/' + enc(name) + '/messages?state=' + state.states.join(',') + '&limit=50') : { messages: [] };
+      const peek = state.states.length ? await api('GET', withNs('sqs/queues/' + enc(name) + '/messages?state=' + state.states.join(',') + '&limit=50', nsOf(q))) : { messages: [] };
       fill(list, peek.messages.length ? h('table', { id: 'message-list' },
         h('thead', {}, h('tr', {}, h('th', {}, 'Message'), h('th', {}, 'State'), h('th', { class: 'num' }, 'Receives'), h('th', {}, 'Body'))),
         h('tbody', {}, peek.messages.map((m) => h('tr', { class: 'clickable' + (m.messageId === state.selected ? ' selected' : ''), 'data-message': m.messageId,
@@ -449,7 +512,7 @@
 
   // ---- one topic -----------------------------------------------------------------
 
-  async function topicView(name) {
+  async function topicView(name, ns) {
     const subs = h('div', { id: 'subscriptions' });
     const recent = h('div', { id: 'recent' });
     const msg = h('textarea', { id: 'publish-message', rows: 4, placeholder: 'message' });
@@ -460,24 +523,26 @@
       try {
         const req = { message: msg.value, attributes: parseAttributes(attrs.value) };
         if (subject.value) req.subject = subject.value;
-        const res = await api('POST', 'sns/topics/' + enc(name) + '/publish', req);
+        const res = await api('POST', withNs('sns/topics/' + enc(name) + '/publish', ns), req);
         status('Published ' + res.messageId, true);
         await update();
       } catch (e) { status(e.message); }
     } }, h('label', {}, 'Message'), msg, h('label', {}, 'Subject'), subject, h('label', {}, 'Message attributes (AWS CLI JSON)'), attrs, h('p', {}, h('button', { class: 'primary', id: 'publish' }, 'Publish')));
-    fill(view, h('h1', {}, 'Topic ', h('span', { class: 'mono' }, name)), h('div', { class: 'row' },
+    fill(view, h('h1', {}, 'Topic ', h('span', { class: 'mono' }, name), ' ', h('span', { class: 'muted namespace', id: 'topic-namespace' }, ns ? ns.replace('/', ' · ') : '')), h('div', { class: 'row' },
       h('div', { class: 'card' }, h('h2', {}, 'Publish'), form),
       h('div', { class: 'card' }, h('h2', {}, 'Subscriptions'), subs)),
     h('div', { class: 'card' }, h('h2', {}, 'Recent messages'), recent));
 
     async function update() {
-      const g = await api('GET', 'graph');
+      const g = await api('GET', 'graph' + nsQuery(ns));
+      showNamespaces(g.namespaces);
       showClock(g.clock);
-      const t = g.topics.find((x) => x.name === name);
+      const t = g.topics.find((x) => x.name === name && (!ns || nsOf(x) === ns));
       if (!t) { subs.textContent = 'This topic does not exist (any more).'; return; }
+      if (!ns) document.getElementById('topic-namespace').textContent = nsText(t);
       fill(subs, h('table', {}, h('tbody', {}, t.subscriptions.map((sub) => h('tr', {},
         h('td', {}, sub.protocol, sub.raw ? h('span', { class: 'badge' }, 'raw') : null, sub.pending ? h('span', { class: 'badge warn' }, 'pending') : null),
-        h('td', { class: 'mono' }, sub.protocol === 'sqs' ? h('a', { href: '#/queue/' + enc(sub.queue) }, sub.queue) : sub.endpoint,
+        h('td', { class: 'mono' }, sub.protocol === 'sqs' ? h('a', { href: queueLink(sub.queue, arnNs(sub.endpoint)) }, sub.queue, arnNs(sub.endpoint) !== nsOf(t) ? ' (' + arnNs(sub.endpoint).replace('/', ' · ') + ')' : '') : sub.endpoint,
           sub.filterPolicy ? h('pre', {}, sub.filterPolicy) : null),
         h('td', { class: 'num' }, sub.matched + ' matched · ' + sub.filtered + ' filtered · ' + sub.delivered + ' delivered'))))));
       const d = await api('GET', 'deliveries?topic=' + enc(t.arn) + '&limit=500');
@@ -556,7 +621,7 @@
           h('p', { class: 'muted mono' }, r.subscriptionArn),
           r.reason ? h('p', {}, r.reason) : null,
           r.nextAttempt ? h('p', {}, 'next attempt ', h('b', {}, fmtTime(r.nextAttempt))) : null,
-          r.deadLetterQueue ? h('p', {}, 'sent to DLQ ', h('a', { href: '#/queue/' + enc(r.deadLetterQueue.split(':').pop()) }, shortArn(r.deadLetterQueue))) : null,
+          r.deadLetterQueue ? h('p', {}, 'sent to DLQ ', h('a', { href: queueLink(arnName(r.deadLetterQueue), arnNs(r.deadLetterQueue)) }, shortArn(r.deadLetterQueue))) : null,
           (r.attempts || []).length ? h('ol', { class: 'timeline' }, r.attempts.map((a) => h('li', {},
             fmtTime(a.time) + ' ', h('span', { class: 'badge ' + (a.outcome === 'delivered' ? 'good' : 'bad') }, a.outcome),
             a.httpStatus ? ' HTTP ' + a.httpStatus : '', a.error && a.error !== 'HTTP ' + a.httpStatus ? ' ' + a.error : '',
@@ -579,10 +644,10 @@
     async function update() {
       const c = await api('GET', 'clock');
       showClock(c);
-      const d = await api('GET', 'clock/due?limit=50');
+      const d = await api('GET', withNs('clock/due?limit=50', scope));
       fill(box, d.due.length ? h('table', { id: 'due-list' }, h('thead', {}, h('tr', {}, h('th', {}, 'When'), h('th', {}, 'In'), h('th', {}, 'What'), h('th', {}, 'Where'))),
         h('tbody', {}, d.due.map((x) => h('tr', {}, h('td', {}, fmtTime(x.at)), h('td', {}, x.in), h('td', {}, x.kind),
-          h('td', {}, x.queue ? h('a', { href: '#/queue/' + enc(x.queue) }, x.queue) : x.messageId ? h('a', { href: '#/message/' + enc(x.messageId) }, shortArn(x.subscriptionArn)) : '', x.detail ? h('span', { class: 'muted' }, ' ' + x.detail) : null))))) : h('p', { class: 'muted' }, 'Nothing is waiting on the clock.'));
+          h('td', {},  x.queue ? [h('a', { href: queueLink(x.queue, x.account + '/' + x.region) }, x.queue), h('span', { class: 'muted' }, ' ' + x.account + ' · ' + x.region)] : x.messageId ? h('a', { href: '#/message/' + enc(x.messageId) }, shortArn(x.subscriptionArn)) : '', x.detail ? h('span', { class: 'muted' }, ' ' + x.detail) : null))))) : h('p', { class: 'muted' }, 'Nothing is waiting on the clock.'));
     }
     await update();
     return update;
@@ -593,13 +658,15 @@
   async function route() {
     const parts = location.hash.replace(/^#\/?/, '').split('/');
     const arg = decodeURIComponent(parts.slice(1).join('/'));
+    // #/queue/<account>/<region>/<name> names a namespace; #/queue/<name> does not.
+    const named = parts.length === 4 ? [decodeURIComponent(parts[3]), decodeURIComponent(parts[1]) + '/' + decodeURIComponent(parts[2])] : [arg, ''];
     refresh = null;
     status(carried, true);
     carried = '';
     try {
       switch (parts[0]) {
-        case 'queue': refresh = await queueView(arg); break;
-        case 'topic': refresh = await topicView(arg); break;
+        case 'queue': refresh = await queueView(...named); break;
+        case 'topic': refresh = await topicView(...named); break;
         case 'message': refresh = await messageView(arg); break;
         case 'queues': await queuesView(); refresh = queuesView; break;
         case 'topics': await topicsView(); refresh = topicsView; break;
