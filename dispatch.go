@@ -244,7 +244,7 @@ func (d *dispatcher) caller(r *http.Request, keyAccount string) (account, region
 	}
 	// Credential=AKID/date/region/service/aws4_request
 	if key, rest, ok := strings.Cut(cred, "/"); ok {
-		if keyAccount == "" && isAccountID(key) {
+		if keyAccount == "" && id.IsAccount(key) {
 			account = key
 		}
 		if _, rest, ok = strings.Cut(rest, "/"); ok {
@@ -257,19 +257,6 @@ func (d *dispatcher) caller(r *http.Request, keyAccount string) (account, region
 		account = keyAccount
 	}
 	return account, region
-}
-
-// isAccountID reports whether s is an AWS account id: 12 digits.
-func isAccountID(s string) bool {
-	if len(s) != 12 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // readForm reads a Query call's parameters: the URL's, and a form body's,

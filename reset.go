@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
+
+	"github.com/fanout/fanout/internal/id"
 )
 
 // Reset puts the server back as New left it: every queue, topic and
@@ -70,7 +72,7 @@ func routedOutside(path string) bool { return strings.HasPrefix(path, "/moto-api
 func (s *Server) serveReset(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if q := req.URL.Query(); len(q) == 1 && len(q["account"]) == 1 {
-		if !isAccountID(q.Get("account")) {
+		if !id.IsAccount(q.Get("account")) {
 			w.WriteHeader(http.StatusBadRequest)
 			_ = json.NewEncoder(w).Encode(map[string]string{"error": "account must be 12 digits"})
 			return

@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -91,6 +92,9 @@ type Query struct {
 	Status          string
 	Type            string // Notification, SubscriptionConfirmation or UnsubscribeConfirmation
 	MessageID       string
+	// Account and Region, when set, keep the records of the topics of
+	// that account and region (each topic ARN names both).
+	Account, Region string
 	Limit           int // 0: all that are kept
 	// After is the Next of the previous page: the page starts after it.
 	After string
@@ -101,7 +105,18 @@ func (q Query) match(r *Record) bool {
 		(q.TopicArn == "" || q.TopicArn == r.TopicArn) &&
 		(q.Status == "" || q.Status == r.Status) &&
 		(q.Type == "" || q.Type == r.Type) &&
-		(q.MessageID == "" || q.MessageID == r.MessageID)
+		(q.MessageID == "" || q.MessageID == r.MessageID) &&
+		InNamespace(r.TopicArn, q.Account, q.Region)
+}
+
+// InNamespace reports whether an ARN is of account and region; an empty
+// account or region matches any.
+func InNamespace(arn, account, region string) bool {
+	if account == "" && region == "" {
+		return true
+	}
+	p := strings.SplitN(arn, ":", 6)
+	return len(p) == 6 && (account == "" || p[4] == account) && (region == "" || p[3] == region)
 }
 
 // Page is one page of records, newest first.

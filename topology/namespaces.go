@@ -3,6 +3,7 @@ package topology
 import (
 	"strconv"
 
+	"github.com/fanout/fanout/internal/id"
 	sqsapi "github.com/fanout/fanout/sqs/api"
 )
 
@@ -40,7 +41,7 @@ func checkSections(secs []section, src *source) Errors {
 	var errs Errors
 	seen := map[Options]string{}
 	for _, s := range secs[1:] {
-		if !isAccountID(s.opts.Account) {
+		if !id.IsAccount(s.opts.Account) {
 			errs = append(errs, src.errorAt(s.path+".account", strconv.Quote(s.opts.Account)+" is not an account id: 12 digits (quote it in YAML, or leading zeros are lost)"))
 		}
 		if !sqsapi.IsRegion(s.opts.Region) {
@@ -59,17 +60,4 @@ func checkSections(secs []section, src *source) Errors {
 		seen[s.opts] = s.path
 	}
 	return errs
-}
-
-// isAccountID reports whether s is 12 digits.
-func isAccountID(s string) bool {
-	if len(s) != 12 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }

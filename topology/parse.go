@@ -254,7 +254,6 @@ func (d *decoder) namespaces(n *node, path string) []Namespace {
 	return out
 }
 
-
 func (d *decoder) queue(n *node, path string) Queue {
 	var q Queue
 	for _, e := range d.object(n, path, queueKeys) {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/fanout/fanout/internal/id"
 	"github.com/fanout/fanout/sns"
 	"github.com/fanout/fanout/sqs"
 	sqsapi "github.com/fanout/fanout/sqs/api"
@@ -33,7 +34,7 @@ type nsFilter struct{ account, region string }
 
 func readFilter(q url.Values) (nsFilter, error) {
 	f := nsFilter{account: q.Get("account"), region: q.Get("region")}
-	if f.account != "" && !isAccountID(f.account) {
+	if f.account != "" && !id.IsAccount(f.account) {
 		return f, fmt.Errorf("account: %q is not an account id (12 digits)", f.account)
 	}
 	if f.region != "" && !sqsapi.IsRegion(f.region) {
@@ -141,19 +142,6 @@ func (d Deps) engineOf(account, region string) (Space, bool) {
 		}
 	}
 	return Space{}, false
-}
-
-// isAccountID reports whether s is 12 digits.
-func isAccountID(s string) bool {
-	if len(s) != 12 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // namespaceView is one namespace as GET /_fanout/namespaces lists it.

@@ -199,6 +199,33 @@ func TestAdminCoversEveryNamespace(t *testing.T) {
 			t.Fatalf("due of 111111111111: %+v", due)
 		}
 	}
+	// The delivery records and counts pick a namespace by their topic's.
+	var recs struct{ Deliveries []struct{ TopicArn string } }
+	e.json("GET", "/_fanout/deliveries?account=111111111111&region=eu-west-1", "", 200, &recs)
+	if len(recs.Deliveries) == 0 {
+		t.Fatal("no deliveries of 111111111111/eu-west-1")
+	}
+	recs.Deliveries = nil
+	e.json("GET", "/_fanout/deliveries?account=000000000000", "", 200, &recs)
+	if len(recs.Deliveries) != 0 {
+		t.Fatalf("deliveries of an account without topics: %+v", recs)
+	}
+	var stats struct{ Subscriptions []struct{ SubscriptionArn string } }
+	e.json("GET", "/_fanout/sns/deliveries?region=eu-west-1", "", 200, &stats)
+	if len(stats.Subscriptions) != 2 {
+		t.Fatalf("counts of eu-west-1: %+v", stats)
+	}
+	stats.Subscriptions = nil
+	e.json("GET", "/_fanout/sns/deliveries?region=us-east-1", "", 200, &stats)
+	if len(stats.Subscriptions) != 0 {
+		t.Fatalf("counts of us-east-1: %+v", stats)
+	}
+	for _, bad := range []string{"/_fanout/deliveries?account=1", "/_fanout/sns/deliveries?region=x"} {
+		if code, _, _ := e.call("GET", bad, ""); code != 400 {
+			t.Errorf("%s: %d, want 400", bad, code)
+		}
+	}
+
 	// The http subscription of another namespace waits for confirmation.
 	var pending struct {
 		Pending []struct{ SubscriptionArn, Endpoint string }

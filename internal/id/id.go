@@ -1,5 +1,5 @@
-// Package id makes the random identifiers AWS hands out: message ids,
-// request ids, receipt-handle nonces.
+// Package id makes the random identifiers AWS hands out (message ids,
+// request ids, receipt-handle nonces) and checks account ids.
 package id
 
 import (
@@ -31,4 +31,17 @@ func PutUUID(dst *[36]byte) {
 	hex.Encode(out[19:23], b[8:10])
 	out[23] = '-'
 	hex.Encode(out[24:], b[10:])
+}
+
+// IsAccount reports whether s is an AWS account id: 12 digits.
+func IsAccount(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/id"
 	"github.com/fanout/fanout/sns"
+	sqsapi "github.com/fanout/fanout/sqs/api"
 )
 
 // Certificates is where the signing certificate comes from.
@@ -109,9 +110,28 @@ func ringPaging(w http.ResponseWriter, q url.Values) (limit int, next string, ok
 	return limit, next, ok
 }
 
+// namespaceParams reads ?account= and ?region=, which keep what is of
+// topics of one account and/or region, or answers 400.
+func namespaceParams(w http.ResponseWriter, q url.Values) (account, region string, ok bool) {
+	account, region = q.Get("account"), q.Get("region")
+	if account != "" && !id.IsAccount(account) {
+		badRequest(w, "account: "+strconv.Quote(account)+" is not an account id (12 digits)")
+		return "", "", false
+	}
+	if region != "" && !sqsapi.IsRegion(region) {
+		badRequest(w, "region: "+strconv.Quote(region)+" is not a region name such as us-east-1")
+		return "", "", false
+	}
+	return account, region, true
+}
+
 func serveRecords(w http.ResponseWriter, req *http.Request, d Deliveries) {
 	q := req.URL.Query()
 	limit, next, ok := ringPaging(w, q)
+	if !ok {
+		return
+	}
+	account, region, ok := namespaceParams(w, q)
 	if !ok {
 		return
 	}
@@ -127,7 +147,7 @@ func serveRecords(w http.ResponseWriter, req *http.Request, d Deliveries) {
 	}
 	page := d.RecordPage(delivery.Query{
 		SubscriptionArn: q.Get("subscription"), TopicArn: q.Get("topic"), Status: status, Type: typ,
-		MessageID: q.Get("message"), Limit: limit, After: next,
+		MessageID: q.Get("message"), Account: account, Region: region, Limit: limit, After: next,
 	})
 	// The messages the page is about, once each, with body and attributes.
 	var messages []delivery.MessageView
@@ -161,11 +181,16 @@ func serveOutbox(w http.ResponseWriter, req *http.Request, d Deliveries) {
 	l.end(page.Next)
 }
 
-// serveStats pages the per-subscription counts by ARN; ?subscription= and
-// ?endpoint= pick subscriptions.
+// serveStats pages the per-subscription counts by ARN; ?subscription=,
+// ?endpoint=, ?account= and ?region= pick subscriptions (the totals stay
+// the whole server's).
 func serveStats(w http.ResponseWriter, req *http.Request, d Deliveries) {
 	q := req.URL.Query()
 	limit, next, ok := paging(w, q)
+	if !ok {
+		return
+	}
+	account, region, ok := namespaceParams(w, q)
 	if !ok {
 		return
 	}
@@ -173,7 +198,7 @@ func serveStats(w http.ResponseWriter, req *http.Request, d Deliveries) {
 	subs := s.Subscriptions[:0:0]
 	for _, c := range s.Subscriptions {
 		if c.SubscriptionArn > next && (q.Get("subscription") == "" || q.Get("subscription") == c.SubscriptionArn) &&
-			(q.Get("endpoint") == "" || q.Get("endpoint") == c.Endpoint) {
+			(q.Get("endpoint") == "" || q.Get("endpoint") == c.Endpoint) && delivery.InNamespace(c.SubscriptionArn, account, region) {
 			subs = append(subs, c)
 		}
 	}
