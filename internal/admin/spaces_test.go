@@ -210,7 +210,9 @@ func TestAdminCoversEveryNamespace(t *testing.T) {
 	if len(recs.Deliveries) != 0 {
 		t.Fatalf("deliveries of an account without topics: %+v", recs)
 	}
-	var stats struct{ Subscriptions []struct{ SubscriptionArn string } }
+	var stats struct {
+		Subscriptions []struct{ SubscriptionArn string }
+	}
 	e.json("GET", "/_fanout/sns/deliveries?region=eu-west-1", "", 200, &stats)
 	if len(stats.Subscriptions) != 2 {
 		t.Fatalf("counts of eu-west-1: %+v", stats)
