@@ -284,6 +284,8 @@ func (l *Log) Close() error {
 	close(l.closing)
 	<-l.done
 	l.compacting.Wait()
+	l.compactMu.Lock() // and for a Compact called by hand
+	defer l.compactMu.Unlock()
 	err := l.seg.Close()
 	l.mu.Lock()
 	if l.failed != nil && err == nil {

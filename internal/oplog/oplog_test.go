@@ -687,3 +687,29 @@ func TestEnqueueAfterCloseIsErrClosed(t *testing.T) {
 func binaryPutCRC(h []byte) {
 	binary.LittleEndian.PutUint32(h[12:], crc32.Checksum(h[:12], castagnoli))
 }
+
+func TestFilesACompactionLeftBehindAreRemovedAtOpen(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l, _, _ := openT(t, dir, Options{Snapshot: func(emit func(k, v []byte) error) error {
+		return emit([]byte("a"), []byte("1"))
+	}})
+	l.Commit([]persist.Record{kv("a", "1")})
+	l.Close()
+	old, _ := os.ReadFile(filepath.Join(dir, segName(0)))
+	l, _, _ = openT(t, dir, Options{Snapshot: func(emit func(k, v []byte) error) error {
+		return emit([]byte("a"), []byte("1"))
+	}})
+	if err := l.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	// As if a crash had come between the snapshot's rename and the
+	// deletion of what it replaced.
+	os.WriteFile(filepath.Join(dir, segName(0)), old, 0o644)
+	got, rec := reopen(t, dir)
+	sameState(t, got, model{"a": "1"})
+	if _, err := os.Stat(filepath.Join(dir, segName(0))); !os.IsNotExist(err) || rec.Snapshot != snapName(2) {
+		t.Fatalf("replaced segment still there (%v) or wrong snapshot used (%+v)", err, rec)
+	}
+}

@@ -206,6 +206,15 @@ func recoverDir(dir string, rec *Recovery) (set *liveSet, next uint64, snapSeq u
 	for _, n := range segs {
 		if n >= snapSeq {
 			replay = append(replay, n)
+		} else if err := os.Remove(filepath.Join(dir, segName(n))); err != nil {
+			// Replaced by the snapshot; a crash came before compaction
+			// deleted it.
+			return nil, 0, 0, nil, err
+		}
+	}
+	for _, n := range snaps[:max(len(snaps)-1, 0)] {
+		if err := os.Remove(filepath.Join(dir, snapName(n))); err != nil {
+			return nil, 0, 0, nil, err
 		}
 	}
 	for i, n := range replay {

@@ -179,17 +179,20 @@ func fill(open opener, name, dir string, n, body int, compact bool) {
 			batch = batch[:0]
 		}
 	}
+	var compactSecs float64
 	if c, ok := s.(interface{ compact() error }); ok && compact {
+		t := time.Now()
 		if err := c.compact(); err != nil {
 			log.Fatal(err)
 		}
+		compactSecs = time.Since(t).Seconds()
 	}
 	if err := s.close(); err != nil {
 		log.Fatal(err)
 	}
 	d := du(dir)
-	fmt.Printf("fill store=%s n=%d body=%d secs=%.1f disk=%d bytes/msg=%.0f\n",
-		name, n, body, time.Since(start).Seconds(), d, float64(d)/float64(n))
+	fmt.Printf("fill store=%s n=%d body=%d secs=%.1f compact=%v compact-secs=%.1f disk=%d bytes/msg=%.0f\n",
+		name, n, body, time.Since(start).Seconds(), compact, compactSecs, d, float64(d)/float64(n))
 }
 
 // recoverAll opens dir and loads every live message into a map, as the
