@@ -178,15 +178,12 @@ func open(dir string, opts Options, load persist.Loader, openSeg func(string) (s
 		lock.Close()
 		return nil, rec, err
 	}
-	set, next, snapSeq, sizes, err := recoverDir(dir, &rec)
+	next, snapSeq, sizes, err := recoverDir(dir, &rec, load)
 	if err != nil {
 		return fail(err)
 	}
 	if rec.Dropped != nil {
 		opts.Logf("oplog: %s: %s", dir, rec.Dropped.describe())
-	}
-	if rec.Keys, err = set.each(load); err != nil {
-		return fail(fmt.Errorf("oplog: loading %s: %w", dir, err))
 	}
 	if openSeg == nil {
 		openSeg = func(path string) (segmentFile, error) {

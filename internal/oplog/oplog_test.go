@@ -713,3 +713,52 @@ func TestFilesACompactionLeftBehindAreRemovedAtOpen(t *testing.T) {
 		t.Fatalf("replaced segment still there (%v) or wrong snapshot used (%+v)", err, rec)
 	}
 }
+
+func TestSegmentsOverrideTheSnapshot(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	state := model{"a": "1", "b": "2", "p/1": "x", "p/2": "y", "keep": "k"}
+	l, _, _ := openT(t, dir, Options{Snapshot: func(emit func(k, v []byte) error) error {
+		for k, v := range state {
+			if err := emit([]byte(k), []byte(v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}})
+	var all []persist.Record
+	for k, v := range state {
+		all = append(all, kv(k, v))
+	}
+	l.Commit(all)
+	if err := l.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	after := [][]persist.Record{
+		{kv("a", "1 again")},
+		{del("b")},
+		{persist.DeletePrefix([]byte("p/"))},
+		{kv("p/3", "after the prefix went")},
+		{del("never-existed")},
+	}
+	for _, b := range after {
+		l.Commit(b)
+		state.apply(b)
+	}
+	l.Close()
+	var order []string
+	l, rec, err := Open(dir, Options{}, func(k, v []byte) error {
+		order = append(order, string(k))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	got, _ := reopen(t, dir)
+	sameState(t, got, model{"a": "1 again", "p/3": "after the prefix went", "keep": "k"})
+	// The snapshot's surviving keys first, then the log's in write order.
+	if fmt.Sprint(order) != "[keep a p/3]" || rec.Keys != 3 || rec.Snapshot == "" {
+		t.Fatalf("order %v, recovery %+v", order, rec)
+	}
+}

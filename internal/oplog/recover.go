@@ -57,12 +57,15 @@ func (r Recovery) String() string {
 	return s
 }
 
-// liveSet is the state being rebuilt: each key's latest value, in the order
-// of its last write.
+// liveSet is the state the log segments replayed since the snapshot leave:
+// each key they wrote with its latest value, in the order of its last
+// write, and what they deleted (tombstones, and prefixes), which is what
+// decides which of the snapshot's keys still stand.
 type liveSet struct {
-	idx  map[string]int
-	ents []liveEntry
-	// expect is the bytes recovery will read; with the first batch's bytes
+	idx      map[string]int // key -> index in ents, or -1 for a deleted key
+	ents     []liveEntry
+	prefixes []string // deleted by OpDeletePrefix
+	// expect is the bytes the segments hold; with the first batch's bytes
 	// per record it sizes idx and ents once instead of growing them through
 	// a million keys (which was most of a recovery's time).
 	expect int64
@@ -70,10 +73,11 @@ type liveSet struct {
 }
 
 type liveEntry struct {
-	key   string
-	value []byte
-	dead  bool
+	kv   []byte // key then value, one allocation handed to the Loader
+	klen int
 }
+
+const tombstone = -1
 
 func newLiveSet() *liveSet { return &liveSet{idx: map[string]int{}} }
 
@@ -96,45 +100,68 @@ func (s *liveSet) applyBatch(recs []persist.Record, frameBytes int) {
 	}
 }
 
+func (s *liveSet) kill(k string) {
+	if i, ok := s.idx[k]; ok && i != tombstone {
+		s.ents[i] = liveEntry{}
+	}
+	s.idx[k] = tombstone
+}
+
 func (s *liveSet) apply(r persist.Record) {
 	switch r.Op {
 	case persist.OpPut:
 		k := string(r.Key)
-		if i, ok := s.idx[k]; ok {
-			s.ents[i] = liveEntry{dead: true}
-		}
+		s.kill(k)
 		s.idx[k] = len(s.ents)
-		s.ents = append(s.ents, liveEntry{key: k, value: append([]byte(nil), r.Value...)})
+		s.ents = append(s.ents, liveEntry{kv: joinKV(r.Key, r.Value), klen: len(r.Key)})
 	case persist.OpDelete:
-		if i, ok := s.idx[string(r.Key)]; ok {
-			s.ents[i] = liveEntry{dead: true}
-			delete(s.idx, string(r.Key))
-		}
+		s.kill(string(r.Key))
 	case persist.OpDeletePrefix:
 		p := string(r.Key)
-		for k, i := range s.idx {
+		for k := range s.idx {
 			if strings.HasPrefix(k, p) {
-				s.ents[i] = liveEntry{dead: true}
-				delete(s.idx, k)
+				s.kill(k)
 			}
 		}
+		s.prefixes = append(s.prefixes, p)
 	}
+}
+
+// overrides reports whether the segments decide key's fate, so the
+// snapshot's value for it no longer counts.
+func (s *liveSet) overrides(key []byte) bool {
+	if _, ok := s.idx[string(key)]; ok {
+		return true
+	}
+	for _, p := range s.prefixes {
+		if strings.HasPrefix(string(key), p) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *liveSet) each(load persist.Loader) (int, error) {
 	n := 0
 	for i := range s.ents {
 		e := &s.ents[i]
-		if e.dead {
+		if e.kv == nil {
 			continue
 		}
-		if err := load([]byte(e.key), e.value); err != nil {
+		if err := load(e.kv[:e.klen:e.klen], e.kv[e.klen:]); err != nil {
 			return n, err
 		}
-		*e = liveEntry{dead: true} // hand it over, let it go
+		*e = liveEntry{} // handed over: let it go
 		n++
 	}
 	return n, nil
+}
+
+func joinKV(k, v []byte) []byte {
+	kv := make([]byte, len(k)+len(v))
+	copy(kv, k)
+	copy(kv[len(k):], v)
+	return kv
 }
 
 // dirFiles lists the snapshot and segment numbers in dir, sorted.
@@ -168,63 +195,51 @@ func parseNum(name, prefix, suffix string) (uint64, bool) {
 	return n, err == nil
 }
 
-// recoverDir rebuilds the live set from dir and repairs a torn tail. It
-// returns the number the next segment should get and the sizes of the
-// segments kept.
-func recoverDir(dir string, rec *Recovery) (set *liveSet, next uint64, snapSeq uint64, sizes map[uint64]int64, err error) {
+// recoverDir hands dir's live state to load and repairs a torn tail. It
+// replays the segments first, so a damaged one fails before load sees
+// anything, then streams the snapshot past what they override (without
+// holding it in memory), then hands over what the segments left. It returns
+// the number the next segment should get and the sizes of the segments kept.
+func recoverDir(dir string, rec *Recovery, load persist.Loader) (next uint64, snapSeq uint64, sizes map[uint64]int64, err error) {
 	snaps, segs, tmps, err := dirFiles(dir)
 	if err != nil {
-		return nil, 0, 0, nil, err
+		return 0, 0, nil, err
 	}
 	for _, t := range tmps { // a snapshot or segment whose writing a crash interrupted
 		if err := os.Remove(filepath.Join(dir, t)); err != nil {
-			return nil, 0, 0, nil, err
+			return 0, 0, nil, err
 		}
 	}
-	set = newLiveSet()
+	set := newLiveSet()
 	sizes = map[uint64]int64{}
 	if len(snaps) > 0 {
 		snapSeq = snaps[len(snaps)-1]
-	}
-	for _, n := range segs {
-		if n >= snapSeq {
-			set.expect += fileSize(filepath.Join(dir, segName(n)))
-		}
-	}
-	if len(snaps) > 0 {
-		set.expect += fileSize(filepath.Join(dir, snapName(snapSeq)))
-		name := snapName(snapSeq)
-		size, err := loadSnapshot(filepath.Join(dir, name), set)
-		if err != nil {
-			return nil, 0, 0, nil, err
-		}
-		rec.Snapshot = name
-		rec.Bytes += size
 		next = snapSeq
 	}
 	var replay []uint64
 	for _, n := range segs {
 		if n >= snapSeq {
 			replay = append(replay, n)
+			set.expect += fileSize(filepath.Join(dir, segName(n)))
 		} else if err := os.Remove(filepath.Join(dir, segName(n))); err != nil {
 			// Replaced by the snapshot; a crash came before compaction
 			// deleted it.
-			return nil, 0, 0, nil, err
+			return 0, 0, nil, err
 		}
 	}
 	for _, n := range snaps[:max(len(snaps)-1, 0)] {
 		if err := os.Remove(filepath.Join(dir, snapName(n))); err != nil {
-			return nil, 0, 0, nil, err
+			return 0, 0, nil, err
 		}
 	}
 	for i, n := range replay {
 		if i > 0 && n != replay[i-1]+1 || i == 0 && len(snaps) > 0 && n != snapSeq {
-			return nil, 0, 0, nil, fmt.Errorf("oplog: %s: log segment %s is missing", dir, segName(expected(i, replay, snapSeq)))
+			return 0, 0, nil, fmt.Errorf("oplog: %s: log segment %s is missing", dir, segName(expected(i, replay, snapSeq)))
 		}
 		last := i == len(replay)-1
 		size, batches, err := replaySegment(dir, segName(n), set, last, rec)
 		if err != nil {
-			return nil, 0, 0, nil, err
+			return 0, 0, nil, err
 		}
 		if size < 0 { // removed: its number is free again
 			next = n
@@ -236,7 +251,22 @@ func recoverDir(dir string, rec *Recovery) (set *liveSet, next uint64, snapSeq u
 		sizes[n] = size
 		next = n + 1
 	}
-	return set, next, snapSeq, sizes, nil
+	if len(snaps) > 0 {
+		name := snapName(snapSeq)
+		size, keys, err := loadSnapshot(filepath.Join(dir, name), set, load)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		rec.Snapshot = name
+		rec.Bytes += size
+		rec.Keys += keys
+	}
+	keys, err := set.each(load)
+	rec.Keys += keys
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("oplog: loading %s: %w", dir, err)
+	}
+	return next, snapSeq, sizes, nil
 }
 
 func fileSize(path string) int64 {
@@ -254,20 +284,21 @@ func expected(i int, replay []uint64, snapSeq uint64) uint64 {
 	return replay[i-1] + 1
 }
 
-// loadSnapshot applies a snapshot file. Snapshots are renamed into place
-// only once complete and synced, so any flaw in one is damage, not a crash.
-func loadSnapshot(path string, set *liveSet) (int64, error) {
+// loadSnapshot hands the snapshot's keys that the segments do not
+// override to load. Snapshots are renamed into place only once complete and
+// synced, so any flaw in one is damage, not a crash.
+func loadSnapshot(path string, set *liveSet, load persist.Loader) (size int64, keys int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
 	name := filepath.Base(path)
 	if err := checkHeader(f, snapMagic, name); err != nil {
 		if err == errShortHeader {
-			return 0, fmt.Errorf("oplog: snapshot %s is cut short", name)
+			return 0, 0, fmt.Errorf("oplog: snapshot %s is cut short", name)
 		}
-		return 0, fmt.Errorf("oplog: %w", err)
+		return 0, 0, fmt.Errorf("oplog: %w", err)
 	}
 	fr := newFrameReader(f, headerSize)
 	var recs []persist.Record
@@ -275,21 +306,33 @@ func loadSnapshot(path string, set *liveSet) (int64, error) {
 	for {
 		p, err := fr.next()
 		if err == io.EOF {
-			return 0, fmt.Errorf("oplog: snapshot %s has no end frame (damaged)", name)
+			return 0, 0, fmt.Errorf("oplog: snapshot %s has no end frame (damaged)", name)
 		}
 		if err != nil {
-			return 0, fmt.Errorf("oplog: snapshot %s is damaged: %w", name, err)
+			return 0, 0, fmt.Errorf("oplog: snapshot %s is damaged: %w", name, err)
 		}
 		if n, ok := decodeEnd(p); ok {
 			if n != count {
-				return 0, fmt.Errorf("oplog: snapshot %s holds %d records but says %d", name, count, n)
+				return 0, 0, fmt.Errorf("oplog: snapshot %s holds %d records but says %d", name, count, n)
 			}
-			return fr.off, nil
+			return fr.off, keys, nil
 		}
 		if recs, err = decodeBatch(p, recs); err != nil {
-			return 0, fmt.Errorf("oplog: snapshot %s: frame at byte %d: %w", name, fr.off, err)
+			return 0, 0, fmt.Errorf("oplog: snapshot %s: frame at byte %d: %w", name, fr.off, err)
 		}
-		set.applyBatch(recs, len(p))
+		for _, r := range recs {
+			if r.Op != persist.OpPut {
+				return 0, 0, fmt.Errorf("oplog: snapshot %s holds a record with op %d", name, r.Op)
+			}
+			if set.overrides(r.Key) {
+				continue
+			}
+			kv := joinKV(r.Key, r.Value)
+			if err := load(kv[:len(r.Key):len(r.Key)], kv[len(r.Key):]); err != nil {
+				return 0, 0, fmt.Errorf("oplog: loading %s: %w", name, err)
+			}
+			keys++
+		}
 		count += uint64(len(recs))
 	}
 }

@@ -36,10 +36,14 @@
 // failing every later call rather than pretend.
 //
 // Recovery: a store opens with a Loader, which it calls once for each live
-// key, before the first Enqueue is accepted, in the order of each key's last
-// write. A value handed to the Loader is the caller's to keep. Recovery
-// yields a state that existed at some moment: every batch whose Wait
-// returned nil in the default mode, and a prefix of the later ones.
+// key, before the first Enqueue is accepted. Keys come roughly oldest write
+// first (a log store hands over its snapshot's keys in the order they were
+// emitted, then the keys written since, in the order of their last write);
+// an order that matters, such as a FIFO group's, travels in the values. The
+// key and value slices are the caller's to keep. If the open fails, even
+// after Loader calls, the caller discards what it loaded. Recovery yields a
+// state that existed at some moment: every batch whose Wait returned nil in
+// the default mode, and a prefix of the later ones.
 //
 // Compaction: a store that keeps a log may call the Snapshotter the caller
 // gave it, at any time and from its own goroutine, to rewrite the log as the

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -55,6 +56,7 @@ func main() {
 	dir := flag.String("dir", "", "data dir (default: a fresh temporary one)")
 	compact := flag.Bool("compact", false, "fill: compact (snapshot) before closing, where the store has it")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
+	label := flag.String("label", "", "a word printed before the results line")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -76,6 +78,9 @@ func main() {
 		defer os.RemoveAll(d)
 		*dir = d
 	}
+	if *label != "" {
+		fmt.Print(*label, " ")
+	}
 	switch *test {
 	case "throughput":
 		throughput(open, *name, *dir, *writers, *body, *dur)
@@ -91,11 +96,14 @@ func main() {
 }
 
 // value is a message as fanout would store it: ~120 bytes of metadata
-// (ids, timestamps, receive count, attributes digest) and the body.
+// (ids, timestamps, receive count, attributes digest) and the body. The
+// bytes are random: a store that compresses (pebble) would otherwise look
+// smaller on disk than it is for bodies that do not compress.
 func value(body, seq int) []byte {
 	v := make([]byte, 120+body)
+	r := rand.New(rand.NewPCG(uint64(seq), 7))
 	for i := range v {
-		v[i] = byte('a' + (i+seq)%26)
+		v[i] = byte(r.Uint32())
 	}
 	return v
 }
