@@ -368,6 +368,11 @@ func replaySegment(dir, name string, set *liveSet, last bool, rec *Recovery) (si
 	for {
 		p, err := fr.next()
 		if err == io.EOF {
+			if last && fr.off == headerSize {
+				// Never written to (a start and stop with nothing to
+				// keep): reuse its number rather than pile them up.
+				return -1, 0, os.Remove(path)
+			}
 			return fr.off, batches, nil
 		}
 		var torn *tornError
