@@ -232,21 +232,30 @@ func (s *Server) closeEngines() {
 }
 
 // loadTopology creates what Options.ConfigFile and Options.Topology declare.
-func (s *Server) loadTopology() error {
+func (s *Server) loadTopology() error { return s.loadTopologyOf(nil) }
+
+// loadTopologyOf creates what the topology declares in the namespaces keep
+// picks (all when keep is nil).
+func (s *Server) loadTopologyOf(keep func(account, region string) bool) error {
 	engines := s.TopologyEngines()
+	apply := func(t *topology.Topology) error {
+		if keep != nil {
+			t = t.Select(topology.Options{Account: s.opts.Account, Region: s.opts.Region}, keep)
+		}
+		_, err := topology.Apply(t, engines, topology.ApplyOptions{})
+		return err
+	}
 	if s.opts.ConfigFile != "" {
 		t, err := topology.ReadFile(s.opts.ConfigFile)
 		if err != nil {
 			return err
 		}
-		if _, err := topology.Apply(t, engines, topology.ApplyOptions{}); err != nil {
+		if err := apply(t); err != nil {
 			return err
 		}
 	}
 	if s.opts.Topology != nil {
-		if _, err := topology.Apply(s.opts.Topology, engines, topology.ApplyOptions{}); err != nil {
-			return err
-		}
+		return apply(s.opts.Topology)
 	}
 	return nil
 }

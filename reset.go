@@ -36,7 +36,8 @@ func (s *Server) Reset() error {
 // ResetAccount deletes the queues, topics and subscriptions of one account,
 // in every region, leaving the other accounts alone (a CI fleet sharing one
 // fanout gives each job an account). Deliveries already under way finish.
-// The topology is created again when account is the default one.
+// What the topology declares for that account (the root's for the default
+// account, and its namespaces sections) is created again.
 func (s *Server) ResetAccount(account string) error {
 	var hit []*namespace
 	for _, ns := range s.ns.all() {
@@ -50,10 +51,7 @@ func (s *Server) ResetAccount(account string) error {
 	for _, ns := range hit {
 		ns.sqs.Reset()
 	}
-	if account == s.opts.Account {
-		return s.loadTopology()
-	}
-	return nil
+	return s.loadTopologyOf(func(a, _ string) bool { return a == account })
 }
 
 // resetPaths are the reset endpoints: fanout's, and moto's for users coming

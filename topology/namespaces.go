@@ -61,3 +61,20 @@ func checkSections(secs []section, src *source) Errors {
 	}
 	return errs
 }
+
+// Select is the part of t in the namespaces keep picks: the root stands for
+// def (the server's account and region), and a section's missing account or
+// region is def's. Positions in the file are not kept.
+func (t *Topology) Select(def Options, keep func(account, region string) bool) *Topology {
+	secs := t.sections(def)
+	out := &Topology{}
+	if keep(secs[0].opts.Account, secs[0].opts.Region) {
+		out.Queues, out.Topics = t.Queues, t.Topics
+	}
+	for i, ns := range t.Namespaces {
+		if o := secs[i+1].opts; keep(o.Account, o.Region) {
+			out.Namespaces = append(out.Namespaces, ns)
+		}
+	}
+	return out
+}

@@ -40,7 +40,9 @@ func exportTopology(w http.ResponseWriter, req *http.Request, e topology.Engines
 		return
 	}
 	if f.any() {
-		t = f.topology(t, Space{Account: e.SQS.Account(), Region: e.SQS.Region()})
+		t = t.Select(topology.Options{Account: e.SQS.Account(), Region: e.SQS.Region()}, func(account, region string) bool {
+			return f.keeps(Space{Account: account, Region: region})
+		})
 	}
 	asJSON := req.URL.Query().Get("format") == "json"
 	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Accept")); mt == "application/json" {
@@ -119,19 +121,4 @@ func applyTopology(w http.ResponseWriter, req *http.Request, e topology.Engines)
 		return
 	}
 	writeJSON(w, http.StatusOK, report)
-}
-
-// topology keeps the namespaces of t the filter picks: the root when def
-// (the server's default namespace) is one, and the sections it picks.
-func (f nsFilter) topology(t *topology.Topology, def Space) *topology.Topology {
-	out := &topology.Topology{}
-	if f.keeps(def) {
-		out.Queues, out.Topics = t.Queues, t.Topics
-	}
-	for _, ns := range t.Namespaces {
-		if f.keeps(Space{Account: ns.Account, Region: ns.Region}) {
-			out.Namespaces = append(out.Namespaces, ns)
-		}
-	}
-	return out
 }
