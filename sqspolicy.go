@@ -1,6 +1,8 @@
 package fanout
 
 import (
+	"strings"
+
 	"github.com/fanout/fanout/internal/iampolicy"
 	"github.com/fanout/fanout/sqs"
 )
@@ -30,6 +32,16 @@ func authorizeSQS(action, caller string, owner *sqs.Engine, q *sqs.Queue) error 
 			return nil
 		}
 	}
-	// AWS's words: the resource is the regional endpoint, not the queue.
-	return sqs.ErrAccessDenied.New("Access to the resource https://sqs.%s.amazonaws.com/ is denied.", owner.Region())
+	if q == nil {
+		// AWS's older words, which name the regional endpoint only.
+		return sqs.ErrAccessDenied.New("Access to the resource https://sqs.%s.amazonaws.com/ is denied.", owner.Region())
+	}
+	// AWS's words since 2023 (the action in lower case, a batch as its
+	// single action), fanout's caller being the account's root.
+	act := "sqs:" + strings.ToLower(action)
+	if grant, ok := sqsGrantable[action]; ok {
+		act = "sqs:" + strings.ToLower(grant)
+	}
+	return sqs.ErrAccessDenied.New("User: arn:aws:iam::%s:root is not authorized to perform: %s on resource: %s because no resource-based policy allows the %s action",
+		caller, act, q.Arn(), act)
 }

@@ -55,7 +55,7 @@ func TestCrossAccountSQSPolicy(t *testing.T) {
 		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "AWS_ACCESS_KEY_ID=222222222222", "AWS_SECRET_ACCESS_KEY=x",
 			"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_MAX_ATTEMPTS=1", "AWS_PAGER=")
 		out, err := cmd.CombinedOutput()
-		if err == nil || !strings.Contains(string(out), "(AccessDenied)") || !strings.Contains(string(out), "Access to the resource https://sqs.us-east-1.amazonaws.com/ is denied.") {
+		if err == nil || !strings.Contains(string(out), "(AccessDenied)") || !strings.Contains(string(out), "User: arn:aws:iam::222222222222:root is not authorized to perform: sqs:sendmessage on resource: arn:aws:sqs:us-east-1:111111111111:shared because no resource-based policy allows the sqs:sendmessage action") {
 			t.Fatalf("send over Query without a policy: %v %s", err, out)
 		}
 	}
