@@ -29,7 +29,10 @@ type OutboxEntry struct {
 type OutboxQuery struct {
 	Protocol string
 	Endpoint string
-	Limit    int
+	// Account and Region, when set, keep the entries of topics of that
+	// account and region.
+	Account, Region string
+	Limit           int
 	// After is the Next of the previous page: the page starts after it.
 	After string
 }
@@ -75,7 +78,7 @@ func (o *outbox) page(q OutboxQuery) OutboxPage {
 	defer o.mu.Unlock()
 	out := []OutboxEntry{}
 	next := o.entries.newest(q.After, func(e OutboxEntry) bool {
-		if (q.Protocol == "" || q.Protocol == e.Protocol) && (q.Endpoint == "" || q.Endpoint == e.Endpoint) {
+		if (q.Protocol == "" || q.Protocol == e.Protocol) && (q.Endpoint == "" || q.Endpoint == e.Endpoint) && InNamespace(e.TopicArn, q.Account, q.Region) {
 			out = append(out, e)
 		}
 		return q.Limit <= 0 || len(out) < q.Limit

@@ -47,7 +47,7 @@ var summaries = map[string]string{
 	"GET /_fanout/events":                     "server-sent events: a small change counter, so the dashboard knows when to refresh",
 	"GET /_fanout/sns/":                       "the UnsubscribeURL and SubscribeURL of SNS messages (?Action=Unsubscribe|ConfirmSubscription&…)",
 	"GET /_fanout/sns/deliveries":             "delivery counts per subscription and the last 100 failures (?account=, ?region=)",
-	"GET /_fanout/sns/outbox":                 "what email, sms, push and firehose endpoints received (?protocol=&endpoint=&limit=)",
+	"GET /_fanout/sns/outbox":                 "what email, sms, push and firehose endpoints received (?protocol=&endpoint=&account=&region=&limit=)",
 	"GET /_fanout/sns/pending":                "subscriptions waiting for confirmation, with their tokens",
 	"GET /_fanout/sns/{file:SimpleNotificationService-[0-9a-f]+\\.pem}": "the SigningCertURL certificate",
 	"GET /_fanout/deliveries":                           "each delivery with its attempts, newest first (?subscription=&topic=&status=&type=&message=&account=&region=&limit=)",

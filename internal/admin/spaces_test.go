@@ -222,18 +222,32 @@ func TestAdminCoversEveryNamespace(t *testing.T) {
 	if len(stats.Subscriptions) != 0 {
 		t.Fatalf("counts of us-east-1: %+v", stats)
 	}
-	for _, bad := range []string{"/_fanout/deliveries?account=1", "/_fanout/sns/deliveries?region=x"} {
+	// The outbox likewise: an email subscription of the eu topic.
+	if _, err := euSNS.Subscribe(e.ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("email-json"), Endpoint: aws.String("ops@example.com")}); err != nil {
+		t.Fatal(err)
+	}
+	var outbox struct{ Messages []struct{ TopicArn string } }
+	e.json("GET", "/_fanout/sns/outbox?account=111111111111", "", 200, &outbox)
+	if len(outbox.Messages) == 0 || outbox.Messages[0].TopicArn != *topic.TopicArn {
+		t.Fatalf("outbox of 111111111111: %+v", outbox)
+	}
+	outbox.Messages = nil
+	e.json("GET", "/_fanout/sns/outbox?region=ap-south-1", "", 200, &outbox)
+	if len(outbox.Messages) != 0 {
+		t.Fatalf("outbox of ap-south-1: %+v", outbox)
+	}
+	for _, bad := range []string{"/_fanout/deliveries?account=1", "/_fanout/sns/deliveries?region=x", "/_fanout/sns/outbox?account=x"} {
 		if code, _, _ := e.call("GET", bad, ""); code != 400 {
 			t.Errorf("%s: %d, want 400", bad, code)
 		}
 	}
 
-	// The http subscription of another namespace waits for confirmation.
+	// The http and email subscriptions of another namespace wait for confirmation.
 	var pending struct {
 		Pending []struct{ SubscriptionArn, Endpoint string }
 	}
 	e.json("GET", "/_fanout/sns/pending", "", 200, &pending)
-	if len(pending.Pending) != 1 || !strings.Contains(pending.Pending[0].SubscriptionArn, ":eu-west-1:111111111111:events:") {
+	if len(pending.Pending) != 2 || !strings.Contains(pending.Pending[0].SubscriptionArn+pending.Pending[1].SubscriptionArn, ":eu-west-1:111111111111:events:") {
 		t.Fatalf("pending: %+v", pending)
 	}
 }

@@ -174,7 +174,11 @@ func serveOutbox(w http.ResponseWriter, req *http.Request, d Deliveries) {
 	if !ok {
 		return
 	}
-	page := d.OutboxPage(delivery.OutboxQuery{Protocol: q.Get("protocol"), Endpoint: q.Get("endpoint"), Limit: limit, After: next})
+	account, region, ok := namespaceParams(w, q)
+	if !ok {
+		return
+	}
+	page := d.OutboxPage(delivery.OutboxQuery{Protocol: q.Get("protocol"), Endpoint: q.Get("endpoint"), Account: account, Region: region, Limit: limit, After: next})
 	l := startList(w)
 	l.array("messages", len(page.Entries), func(i int) any { return page.Entries[i] })
 	l.field("dropped", page.Dropped)
