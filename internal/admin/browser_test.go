@@ -254,6 +254,7 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	p.click("#confirm-ok")
 	p.wait("the redrive to start", `document.getElementById('status').textContent.startsWith('Redrive started')`)
+	p.wait("the running move task", `(r => r && r.dataset.status === 'RUNNING')(document.querySelector('#move-task-list tr'))`)
 	p.advance("5s")
 	p.hash("#/queue/jobs")
 	p.wait("the message back in jobs", `document.querySelectorAll('#message-list tr[data-message]').length === 1`)

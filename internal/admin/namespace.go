@@ -31,6 +31,7 @@ var summaries = map[string]string{
 	"POST /_fanout/clock":                     `{"advance":"36h"}: move the clock forward and run everything that falls due, in order`,
 	"GET /_fanout/clock/due":                  "what falls due next: retries, delayed messages, visibility timeouts (?limit=N, ?account=, ?region=)",
 	"GET /_fanout/sqs/queues":                 "every queue of every namespace, with its account and region: visible, in flight, delayed, oldest message age, DLQ and redrive sources (?account=, ?region=, ?limit=N, ?next=)",
+	"GET /_fanout/sqs/movetasks":              "every message move task (redrive) of every namespace's queues, with its queue's account and region, status and counts (?account=, ?region=)",
 	"GET /_fanout/namespaces":                 "every (account, region) namespace with its number of queues, topics and subscriptions (?account=, ?region=)",
 	"GET /_fanout/sqs/queues/{name}/messages": "peek without consuming: ?state=visible,inflight,delayed&limit=N (?account=&region= when the name is in several namespaces)",
 	"POST /_fanout/sqs/queues/{name}/send":    `{"body":…,"attributes":{…},"delaySeconds":N}: SendMessage from the dashboard`,

@@ -251,3 +251,36 @@ func TestAdminCoversEveryNamespace(t *testing.T) {
 		t.Fatalf("pending: %+v", pending)
 	}
 }
+
+// TestMoveTasksOfEveryNamespace: GET /_fanout/sqs/movetasks lists the move
+// tasks of every namespace's queues with their account and region.
+func TestMoveTasksOfEveryNamespace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eu, _ := e.as("111111111111", "eu-west-1")
+	mustURL(t, eu, e, "jobs-dlq", 0)
+	if _, err := eu.CreateQueue(e.ctx, &sqs.CreateQueueInput{QueueName: aws.String("jobs"), Attributes: map[string]string{
+		"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:eu-west-1:111111111111:jobs-dlq","maxReceiveCount":"1"}`}}); err != nil {
+		t.Fatal(err)
+	}
+	start, err := eu.StartMessageMoveTask(e.ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String("arn:aws:sqs:eu-west-1:111111111111:jobs-dlq")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Tasks []struct {
+			Queue, Account, Region, Status, TaskHandle string
+			ToMove                                     int
+		}
+	}
+	e.json("GET", "/_fanout/sqs/movetasks", "", 200, &list)
+	if len(list.Tasks) != 1 || list.Tasks[0].Queue != "jobs-dlq" || list.Tasks[0].Account != "111111111111" || list.Tasks[0].Region != "eu-west-1" ||
+		list.Tasks[0].Status != "RUNNING" || list.Tasks[0].TaskHandle != *start.TaskHandle || list.Tasks[0].ToMove != 1 {
+		t.Fatalf("move tasks: %+v", list)
+	}
+	list.Tasks = nil
+	e.json("GET", "/_fanout/sqs/movetasks?account=000000000000", "", 200, &list)
+	if len(list.Tasks) != 0 {
+		t.Fatalf("move tasks of the default account: %+v", list)
+	}
+}

@@ -434,6 +434,7 @@
     const counts = h('p', { id: 'queue-counts' });
     const links = h('p', { id: 'queue-links' });
     const tags = h('div', { id: 'queue-tags' });
+    const tasks = h('div', { id: 'move-tasks' });
     const list = h('div', { id: 'messages' });
     const detail = h('div', { id: 'message-detail', class: 'card' }, h('p', { class: 'muted' }, 'Select a message to see it.'));
     const checks = ['visible', 'inflight', 'delayed'].map((st) => h('label', { class: 'inline' },
@@ -470,7 +471,7 @@
       detail),
     h('div', { class: 'row' },
       h('div', { class: 'card' }, h('h2', {}, 'Send a message'), sendForm),
-      h('div', { class: 'card' }, h('h2', {}, 'Actions'), h('p', {}, purge, ' ', redrive), h('h2', {}, 'Tags'), tags)));
+      h('div', { class: 'card' }, h('h2', {}, 'Actions'), h('p', {}, purge, ' ', redrive), tasks, h('h2', {}, 'Tags'), tags)));
 
     function showMessage(m) {
       fill(detail, 
@@ -495,6 +496,14 @@
         q.deadLetterQueue ? ['DLQ: ', h('a', { href: queueLink(q.deadLetterQueue, nsOf(q)) }, q.deadLetterQueue), ' after ' + q.maxReceiveCount + ' receives; ' + q.deadLettered + ' moved. '] : null,
         q.sources.length ? ['Dead-letter queue of: ', q.sources.map((src, i) => [i ? ', ' : '', h('a', { href: queueLink(src, nsOf(q)) }, src)])] : null);
       redrive.hidden = !q.sources.length;
+      if (q.sources.length) {
+        const mt = await api('GET', withNs('sqs/movetasks', nsOf(q)));
+        const mine = mt.tasks.filter((x) => x.queue === name);
+        fill(tasks, mine.length ? h('table', { id: 'move-task-list' }, h('tbody', {}, mine.map((x) => h('tr', { 'data-status': x.status },
+          h('td', {}, h('span', { class: 'badge' + (x.status === 'RUNNING' ? ' warn' : x.status === 'COMPLETED' ? ' good' : '') }, x.status)),
+          h('td', { class: 'num' }, x.moved + ' of ' + x.toMove + ' moved'),
+          h('td', { class: 'muted' }, fmtTime(x.started) + (x.failureReason ? ' · ' + x.failureReason : '')))))) : null);
+      } else fill(tasks);
       fill(tags, attrTable(q.tags, 'tags'));
       const peek = state.states.length ? await api('GET', withNs('sqs/queues/' + enc(name) + '/messages?state=' + state.states.join(',') + '&limit=50', nsOf(q))) : { messages: [] };
       fill(list, peek.messages.length ? h('table', { id: 'message-list' },
