@@ -80,5 +80,7 @@ var _ = Describe("Cross-account queue access", Label(multiAccount), func() {
 		}).WithContext(ctx).Should(Succeed())
 		_, err = b.sqs.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &q.URL})
 		Expect(err).To(HaveErrorCode("AccessDenied"), "only the owner deletes a queue, whatever its Policy")
+		_, err = b.sqs.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: &q.ARN})
+		Expect(err).To(HaveErrorCode("AccessDenied"), "cross-account permissions never apply to move tasks")
 	})
 })
