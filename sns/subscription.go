@@ -232,7 +232,8 @@ func (e *Engine) Subscribe(in SubscribeInput) (string, error) {
 	}
 	e.seq++
 	s := &Subscription{
-		arn: t.arn + ":" + id.UUID(), topic: t, protocol: in.Protocol, endpoint: in.Endpoint,
+		// Copies: the request's form would stay pinned by slices of it.
+		arn: t.arn + ":" + id.UUID(), topic: t, protocol: strings.Clone(in.Protocol), endpoint: strings.Clone(in.Endpoint),
 		seq: e.seq, cfg: cfg,
 	}
 	if confirmedAtOnce[in.Protocol] && !(in.Protocol == "sqs" && in.Caller != "" && arnAccount(in.Endpoint) != in.Caller) {

@@ -85,6 +85,8 @@ func (e *Engine) CreateTopic(name string, attrs map[string]string, tags []Tag) (
 	if t := e.topics[name]; t != nil {
 		return t, t.sameAs(attrs, tagMap, now)
 	}
+	// A copy: name is a slice of the request's form, which it would pin.
+	name = strings.Clone(name)
 	t := &Topic{engine: e, name: name, arn: e.TopicArn(name), fifo: fifo, cfg: cfg, tags: tagMap}
 	if t.tags == nil {
 		t.tags = map[string]string{}
