@@ -243,6 +243,19 @@ func setupLongPolls(ctx context.Context, se *scaleEnv, side *scaleSide) error {
 	for side.polls.settled.Load() < int64(n) && time.Since(start) < 3*time.Duration(wait)*time.Second && ctx.Err() == nil {
 		sleepCtx(ctx, 200*time.Millisecond)
 	}
+	// The polls' steady cost: they expire and poll again, nothing is sent.
+	if n >= 1000 && ctx.Err() == nil {
+		const d = 5 * time.Second
+		pid := se.tgt.pid()
+		c0, err0 := processCPU(pid, clockTick())
+		sleepCtx(ctx, d)
+		c1, err1 := processCPU(pid, clockTick())
+		if err0 == nil && err1 == nil {
+			per := float64(n) / float64(wait) // expiries per second
+			side.notes = append(side.notes, fmt.Sprintf("fanout's CPU with the polls' expiries spread (%.0f a second) and nothing sent: %v over %v (%.1f%% of one core, %.0fµs per expiry and new poll)",
+				per, c1-c0, d, 100*(c1-c0).Seconds()/d.Seconds(), (c1-c0).Seconds()*1e6/(per*d.Seconds())))
+		}
+	}
 	return ctx.Err()
 }
 

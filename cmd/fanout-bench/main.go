@@ -1,7 +1,8 @@
 // Command fanout-bench is a load tool for fanout, the SNS/SQS emulator.
 //
 // It runs named scenarios (send, send-batch, fill, drain, fifo-send-receive,
-// publish, publish-filtered, http-delivery, http-delivery-signed), each once
+// publish, publish-filtered, http-delivery, http-delivery-signed, and the
+// scale scenarios below), each once
 // per body size of --body-sizes (64 and 1024 bytes by default), with N
 // concurrent clients for a fixed time against the fanout server, a null
 // server that answers with canned responses and stores nothing, or both
@@ -47,6 +48,12 @@
 // attempt row counts its requests, with the 500s of --sink-fail as errors,
 // retried at once by the subscription's DeliveryPolicy (4 attempts at
 // most); the notes give attempts per message and fanout's own counts.
+//
+// The scale scenarios (queues-many, topics-many, long-polls, accounts;
+// scale.go, longpoll.go) compare a baseline side with a scaled side, each
+// on a fresh fanout of its own started and set up once, alternating A B A B:
+//
+//	nice -n 10 go run ./cmd/fanout-bench --scenario queues-many,topics-many,accounts,long-polls --client both --rounds 3
 //
 // --soak D does no scenarios: it runs mixed SQS and SNS traffic for D with
 // 64 clients and checks at-least-once delivery, FIFO order and one receive

@@ -447,6 +447,23 @@ type scaleCost struct {
 	BaseP99us        float64 `json:"baseline_p99_us"`
 }
 
+// judgedOp is the op a scale scenario's target is about: the wake latency
+// of long-polls (whose sends are paced), else the primary op (send or
+// publish; accounts' mode).
+func judgedOp(base string) string {
+	name, mode, _ := strings.Cut(base, "/")
+	switch {
+	case mode != "":
+		return mode
+	case name == "long-polls":
+		return "wake"
+	}
+	if sc := findScenario(name); sc != nil {
+		return sc.primary
+	}
+	return ""
+}
+
 // wakeTargetUs is issue 15's bound on the wake latency's p99.
 const wakeTargetUs = 5000
 
@@ -465,7 +482,7 @@ func scaleCosts(rows []summaryRow) []scaleCost {
 		if !ok || side == "one" || r.Target != "fanout" {
 			continue
 		}
-		if r.Op != "send" && r.Op != "publish" && r.Op != "wake" {
+		if r.Op != judgedOp(base) {
 			continue
 		}
 		b, ok := baseline[key{base, size, r.Client, r.Op}]
