@@ -247,13 +247,19 @@ func setupLongPolls(ctx context.Context, se *scaleEnv, side *scaleSide) error {
 	if n >= 1000 && ctx.Err() == nil {
 		const d = 5 * time.Second
 		pid := se.tgt.pid()
+		rt0, _ := runtimeMetrics(ctx, se.tgt.endpoint)
 		c0, err0 := processCPU(pid, clockTick())
 		sleepCtx(ctx, d)
 		c1, err1 := processCPU(pid, clockTick())
+		rt1, _ := runtimeMetrics(ctx, se.tgt.endpoint)
 		if err0 == nil && err1 == nil {
 			per := float64(n) / float64(wait) // expiries per second
-			side.notes = append(side.notes, fmt.Sprintf("fanout's CPU with the polls' expiries spread (%.0f a second) and nothing sent: %v over %v (%.1f%% of one core, %.0fµs per expiry and new poll)",
-				per, c1-c0, d, 100*(c1-c0).Seconds()/d.Seconds(), (c1-c0).Seconds()*1e6/(per*d.Seconds())))
+			note := fmt.Sprintf("fanout's CPU with the polls' expiries spread (%.0f a second) and nothing sent: %v over %v (%.1f%% of one core, %.0fµs per expiry and new poll)",
+				per, c1-c0, d, 100*(c1-c0).Seconds()/d.Seconds(), (c1-c0).Seconds()*1e6/(per*d.Seconds()))
+			if share, ok := gcShare(rt0, rt1); ok {
+				note += fmt.Sprintf("; the collector %.0f%% of it", 100*share)
+			}
+			side.notes = append(side.notes, note)
 		}
 	}
 	return ctx.Err()
