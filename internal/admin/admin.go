@@ -60,6 +60,7 @@ func Routes(r *mux.Router, d Deps) {
 	r.HandleFunc("/_fanout/graph", d.graph).Methods(http.MethodGet)
 	r.HandleFunc("/_fanout/namespaces", d.serveNamespaces).Methods(http.MethodGet)
 	r.HandleFunc("/_fanout/sqs/movetasks", d.moveTasks).Methods(http.MethodGet)
+	r.HandleFunc("/_fanout/sns/topics", d.topics).Methods(http.MethodGet)
 	d.actionRoutes(r)
 	d.localstackRoutes(r)
 	d.dashboardRoutes(r)

@@ -37,7 +37,7 @@ var summaries = map[string]string{
 	"POST /_fanout/sqs/queues/{name}/send":    `{"body":…,"attributes":{…},"delaySeconds":N}: SendMessage from the dashboard`,
 	"POST /_fanout/sqs/queues/{name}/purge":   "PurgeQueue (its 60-second guard rail applies)",
 	"POST /_fanout/sqs/queues/{name}/redrive": `{"destination":ARN (optional),"rate":N (optional)}: StartMessageMoveTask from this DLQ`,
-	"GET /_fanout/sns/topics":                 "every topic with its subscriptions: protocol, endpoint, filter policy, raw, pending, DLQ and counts",
+	"GET /_fanout/sns/topics":                 "every topic of every namespace, with its account and region, and its subscriptions: protocol, endpoint, filter policy, raw, pending, DLQ and counts (?account=, ?region=)",
 	"POST /_fanout/sns/topics/{name}/publish": `{"message":…,"subject":…,"attributes":{…}}: Publish from the dashboard`,
 	"GET /_fanout/topology":                   "the running topology as a file (YAML; JSON with ?format=json or Accept: application/json)",
 	"POST /_fanout/topology":                  "apply a topology file (?prune=true removes what it does not name, ?dryRun=true only reports)",

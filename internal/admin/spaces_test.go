@@ -185,6 +185,21 @@ func TestAdminCoversEveryNamespace(t *testing.T) {
 	if len(g.Topics) != 0 || len(g.Queues) != 1 || len(g.Namespaces) != 3 {
 		t.Fatalf("graph of us-east-1: %+v", g)
 	}
+	var topics struct {
+		Topics []struct {
+			Name, Account, Region string
+			Subscriptions         []struct{ Protocol string }
+		}
+	}
+	e.json("GET", "/_fanout/sns/topics", "", 200, &topics)
+	if len(topics.Topics) != 1 || topics.Topics[0].Account != "111111111111" || topics.Topics[0].Region != "eu-west-1" || len(topics.Topics[0].Subscriptions) != 2 {
+		t.Fatalf("topics: %+v", topics)
+	}
+	topics.Topics = nil
+	e.json("GET", "/_fanout/sns/topics?account=222222222222", "", 200, &topics)
+	if len(topics.Topics) != 0 {
+		t.Fatalf("topics of 222222222222: %+v", topics)
+	}
 	var due struct {
 		Due []struct{ Kind, Queue, Account, Region string }
 	}

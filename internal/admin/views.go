@@ -210,6 +210,16 @@ func namespaceTopics(ns Space, counts map[string]delivery.SubscriptionCounts) []
 	return out
 }
 
+// topics lists the topics of every namespace (?account= and ?region= pick
+// some), each with its account, region and subscriptions with their counts.
+func (d Deps) topics(w http.ResponseWriter, r *http.Request) {
+	spaces, ok := d.selected(w, r)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"topics": d.topicViews(spaces)})
+}
+
 // graph answers the whole picture in one call, so the page polls one URL:
 // every namespace, or those ?account= and ?region= pick.
 func (d Deps) graph(w http.ResponseWriter, r *http.Request) {
