@@ -131,3 +131,42 @@ func TestConfigFromEnvironment(t *testing.T) {
 		t.Errorf("serve: %v", err)
 	}
 }
+
+// TestExportApplyNamespaces: fanout export writes every namespace (and
+// --account one account's, as a section); fanout apply of that file on
+// another fanout makes the same namespaces.
+func TestExportApplyNamespaces(t *testing.T) {
+	t.Parallel()
+	file, err := topology.ReadFile("../../topology/testdata/namespaces.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := fanout.Start(context.Background(), fanout.Options{Topology: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	code, all, stderr := runCLI("export", "--endpoint", a.URL())
+	if code != exitOK || !strings.Contains(all, "namespaces:\n  - account: \"111111111111\"\n    region: eu-west-1\n") {
+		t.Fatalf("export: %d\n%s%s", code, all, stderr)
+	}
+	code, one, stderr := runCLI("export", "--endpoint", a.URL(), "--account", "222222222222")
+	if code != exitOK || one != "namespaces:\n  - account: \"222222222222\"\n    region: us-east-1\n    queues:\n      orders: {}\n" {
+		t.Fatalf("export --account: %d\n%s%s", code, one, stderr)
+	}
+	b, err := fanout.Start(context.Background(), fanout.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	path := filepath.Join(t.TempDir(), "all.yaml")
+	if err := os.WriteFile(path, []byte(all), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr := runCLI("apply", "--endpoint", b.URL(), path); code != exitOK || !strings.Contains(out, `"account": "222222222222"`) {
+		t.Fatalf("apply: %d %s %s", code, out, stderr)
+	}
+	if code, again, _ := runCLI("export", "--endpoint", b.URL()); code != exitOK || again != all {
+		t.Fatalf("export after apply:\n%s\nwant\n%s", again, all)
+	}
+}
