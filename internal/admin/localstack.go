@@ -270,20 +270,25 @@ func (d Deps) localstackToken(w http.ResponseWriter, r *http.Request) {
 
 // localstackOutbox lists the outbox of one protocol by endpoint, as
 // LocalStack lists what it sent to phone numbers and platform endpoints.
-// accountId and region other than fanout's list nothing, as an empty
-// namespace would.
+// accountId and region (default fanout's) pick the namespace: what its
+// topics sent, and for the default one also what was published straight
+// to a phone number or endpoint (no topic says whose that was).
 func (d Deps) localstackOutbox(protocol, param, key string, record func(delivery.OutboxEntry) map[string]any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		byEndpoint := map[string][]map[string]any{}
-		region := q.Get("region")
+		account, region := q.Get("accountId"), q.Get("region")
+		if account == "" {
+			account = d.SNS.Account()
+		}
 		if region == "" {
 			region = d.SNS.Region()
 		}
-		if (q.Get("accountId") == "" || q.Get("accountId") == d.SNS.Account()) && region == d.SNS.Region() {
-			entries := d.Deliveries.Outbox(delivery.OutboxQuery{Protocol: protocol, Endpoint: q.Get(param)})
-			for i := len(entries) - 1; i >= 0; i-- { // oldest first, as sent
-				e := entries[i]
+		isDefault := account == d.SNS.Account() && region == d.SNS.Region()
+		entries := d.Deliveries.Outbox(delivery.OutboxQuery{Protocol: protocol, Endpoint: q.Get(param)})
+		for i := len(entries) - 1; i >= 0; i-- { // oldest first, as sent
+			e := entries[i]
+			if e.TopicArn == "" && isDefault || e.TopicArn != "" && delivery.InNamespace(e.TopicArn, account, region) {
 				byEndpoint[e.Endpoint] = append(byEndpoint[e.Endpoint], record(e))
 			}
 		}

@@ -241,6 +241,23 @@ func TestAdminCoversEveryNamespace(t *testing.T) {
 	if _, err := euSNS.Subscribe(e.ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("email-json"), Endpoint: aws.String("ops@example.com")}); err != nil {
 		t.Fatal(err)
 	}
+	// LocalStack's SMS listing picks the namespace by accountId and region.
+	if _, err := euSNS.Subscribe(e.ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("sms"), Endpoint: aws.String("+15555550100")}); err != nil {
+		t.Fatal(err)
+	}
+	e.json("POST", "/_fanout/sns/topics/events/publish", `{"message":"by sms"}`, 200, nil)
+	var sms struct {
+		SMS map[string][]struct{ Message string } `json:"sms_messages"`
+	}
+	e.json("GET", "/_aws/sns/sms-messages?accountId=111111111111&region=eu-west-1", "", 200, &sms)
+	if len(sms.SMS["+15555550100"]) != 1 || sms.SMS["+15555550100"][0].Message != "by sms" {
+		t.Fatalf("sms of 111111111111/eu-west-1: %+v", sms)
+	}
+	sms.SMS = nil
+	e.json("GET", "/_aws/sns/sms-messages", "", 200, &sms)
+	if len(sms.SMS) != 0 {
+		t.Fatalf("sms of the default namespace: %+v", sms)
+	}
 	var outbox struct{ Messages []struct{ TopicArn string } }
 	e.json("GET", "/_fanout/sns/outbox?account=111111111111", "", 200, &outbox)
 	if len(outbox.Messages) == 0 || outbox.Messages[0].TopicArn != *topic.TopicArn {
