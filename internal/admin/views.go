@@ -122,6 +122,12 @@ func (d Deps) queues(w http.ResponseWriter, r *http.Request) {
 				views = append(views[sort.Search(len(views), func(i int) bool { return views[i].Name >= name }):], d.queueViews(spaces[i+1:])...)
 				break
 			}
+			// The token's namespace is gone (reset): go on with those after it
+			// (past the default, they are in account, region order).
+			if i > 0 && (ns.Account > account || ns.Account == account && ns.Region > region) {
+				views = d.queueViews(spaces[i:])
+				break
+			}
 		}
 	} else {
 		views = d.queueViews(spaces)
