@@ -158,6 +158,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"--account", "12345678901a"}, status: 2, errOut: `--account`},
 		{args: []string{"--endpoint-timeout", "5"}, status: 2, errOut: "invalid value"},
 		{args: []string{"--lambda", "nourl"}, status: 2, errOut: `"nourl" is not NAME=URL`},
+		{args: []string{"--data-dir", "/var/lib/fanout"}, status: 2, errOut: `--data-dir "/var/lib/fanout": not yet persisted`},
 	} {
 		var stdout, stderr strings.Builder
 		status := cli(tc.args, &stdout, &stderr)
