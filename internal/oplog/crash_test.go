@@ -89,8 +89,11 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, *bufio.Scanner) {
 	return cmd, sc
 }
 
+// The tests that start a child are not parallel: between fork and exec a
+// child holds a copy of every descriptor of ours, flocked LOCK files
+// included, which would make another test's Open find its dir locked.
+
 func TestLockHeldByAnotherProcessIsRefusedAndFreedByItsDeath(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	cmd, _ := startChild(t, dir)
 	_, _, err := Open(dir, Options{}, func(k, v []byte) error { return nil })
@@ -110,7 +113,6 @@ func TestLockHeldByAnotherProcessIsRefusedAndFreedByItsDeath(t *testing.T) {
 // (its put present unless a later acknowledged batch deleted it) and that
 // nothing it acknowledged as deleted came back.
 func TestKillNineKeepsEveryAcknowledgedBatch(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	present := map[string]bool{} // acknowledged and not deleted
 	deleted := map[string]bool{}

@@ -48,7 +48,7 @@ type Options struct {
 	// the last snapshot hold more than max(CompactMin, CompactRatio × the
 	// snapshot's size) bytes, it writes a new snapshot from Snapshot.
 	Snapshot     persist.Snapshotter
-	CompactMin   int64   // default 64 MiB
+	CompactMin   int64   // default 8 MiB: the floor for a small live state
 	CompactRatio float64 // default 2
 	// Logf receives one line per event worth an operator's eye (a dropped
 	// tail, a failed compaction); nil discards them.
@@ -63,7 +63,7 @@ func (o *Options) defaults() {
 		o.SegmentSize = 64 << 20
 	}
 	if o.CompactMin <= 0 {
-		o.CompactMin = 64 << 20
+		o.CompactMin = 8 << 20
 	}
 	if o.CompactRatio <= 0 {
 		o.CompactRatio = 2
