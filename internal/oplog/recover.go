@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/fanout/fanout/internal/persist"
 )
@@ -100,27 +101,45 @@ func (s *liveSet) applyBatch(recs []persist.Record, frameBytes int) {
 	}
 }
 
-func (s *liveSet) kill(k string) {
-	if i, ok := s.idx[k]; ok && i != tombstone {
-		s.ents[i] = liveEntry{}
+// kill drops key's entry, if any, and leaves a tombstone. The map's key is
+// deleted and inserted afresh: a map keeps the key it was first given, and
+// a Put's key points into the entry's buffer, which must not stay reachable.
+func (s *liveSet) kill(key []byte) {
+	if i, ok := s.idx[string(key)]; ok {
+		if i != tombstone {
+			s.ents[i] = liveEntry{}
+		}
+		delete(s.idx, string(key))
 	}
-	s.idx[k] = tombstone
+	s.idx[string(key)] = tombstone
 }
 
 func (s *liveSet) apply(r persist.Record) {
 	switch r.Op {
 	case persist.OpPut:
-		k := string(r.Key)
-		s.kill(k)
+		kv := joinKV(r.Key, r.Value)
+		// The map key shares the entry's buffer (one allocation per record,
+		// not two); the map is not used once each hands the buffers over.
+		k := unsafe.String(unsafe.SliceData(kv), len(r.Key))
+		if i, ok := s.idx[k]; ok {
+			if i != tombstone {
+				s.ents[i] = liveEntry{}
+			}
+			delete(s.idx, k)
+		}
 		s.idx[k] = len(s.ents)
-		s.ents = append(s.ents, liveEntry{kv: joinKV(r.Key, r.Value), klen: len(r.Key)})
+		s.ents = append(s.ents, liveEntry{kv: kv, klen: len(r.Key)})
 	case persist.OpDelete:
-		s.kill(string(r.Key))
+		s.kill(r.Key)
 	case persist.OpDeletePrefix:
+		// No tombstones: the prefix itself overrides the snapshot's keys.
 		p := string(r.Key)
-		for k := range s.idx {
+		for k, i := range s.idx {
 			if strings.HasPrefix(k, p) {
-				s.kill(k)
+				if i != tombstone {
+					s.ents[i] = liveEntry{}
+				}
+				delete(s.idx, k)
 			}
 		}
 		s.prefixes = append(s.prefixes, p)
@@ -142,6 +161,7 @@ func (s *liveSet) overrides(key []byte) bool {
 }
 
 func (s *liveSet) each(load persist.Loader) (int, error) {
+	s.idx = nil // its keys point into the buffers handed over below
 	n := 0
 	for i := range s.ents {
 		e := &s.ents[i]

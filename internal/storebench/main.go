@@ -221,7 +221,10 @@ func recoverAll(open opener, name, dir string) {
 	el := time.Since(start)
 	cpu := cpuTime() - cpu0
 	s.close()
-	fmt.Printf("recover store=%s messages=%d value-bytes=%d ms=%d cpu-ms=%d\n", name, len(mem), bytes, el.Milliseconds(), cpu.Milliseconds())
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	fmt.Printf("recover store=%s messages=%d value-bytes=%d ms=%d cpu-ms=%d maxrss-mb=%d\n",
+		name, len(mem), bytes, el.Milliseconds(), cpu.Milliseconds(), ru.Maxrss>>10)
 }
 
 // churn sends n messages and deletes each once `live` newer ones exist,
