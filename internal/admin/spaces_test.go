@@ -157,6 +157,9 @@ func TestAdminCoversEveryNamespace(t *testing.T) {
 	// Actions reach the namespace too, seen by that namespace's SDK client.
 	e.json("POST", "/_fanout/sqs/queues/orders/send?account=111111111111&region=eu-west-1", `{"body":"from the page"}`, 200, nil)
 	e.json("POST", "/_fanout/sns/topics/events/publish", `{"message":"published"}`, 200, nil)
+	if err := e.srv.Deliveries().Settle(e.ctx); err != nil { // the publish's delivery to the queue, on a worker
+		t.Fatal(err)
+	}
 	bodies := map[string]bool{}
 	for i := 0; i < 5 && len(bodies) < 3; i++ {
 		out, err := euSQS.ReceiveMessage(e.ctx, &sqs.ReceiveMessageInput{QueueUrl: &euOrders, MaxNumberOfMessages: 10})
