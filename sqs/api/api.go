@@ -155,8 +155,15 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 	// The body is never written again, so gjson's strings can point into
 	// it instead of into a copy: what an action keeps keeps the body alive,
 	// as it kept the copy.
-	d := decoders.Get().(*jsonDecoder)
-	defer d.release()
+	var d *jsonDecoder
+	if op == "ReceiveMessage" {
+		// A long poll may wait 20 seconds: it indexes into slices of its
+		// own size rather than holding a pooled decoder (4.6 KiB) that long.
+		d = &jsonDecoder{}
+	} else {
+		d = decoders.Get().(*jsonDecoder)
+		defer d.release()
+	}
 	in, jerr := d.decode(gjson.Parse(unsafe.String(unsafe.SliceData(body), len(body))))
 	if jerr != nil {
 		awswire.NoteCall(w, "sqs", op, "")
