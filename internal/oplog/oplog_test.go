@@ -762,3 +762,20 @@ func TestSegmentsOverrideTheSnapshot(t *testing.T) {
 		t.Fatalf("order %v, recovery %+v", order, rec)
 	}
 }
+
+func TestDroppedTailIsLogged(t *testing.T) {
+	t.Parallel()
+	dir, data, ends := logOf(t, [][]persist.Record{{kv("a", "1")}, {kv("b", "2")}})
+	os.WriteFile(filepath.Join(dir, segName(0)), data[:ends[1]-3], 0o644)
+	var lines []string
+	l, rec, err := Open(dir, Options{Logf: func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }},
+		func(k, v []byte) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	want := fmt.Sprintf("dropped a torn tail of %d bytes at byte %d of %s", ends[1]-3-ends[0], ends[0], segName(0))
+	if len(lines) != 1 || !strings.Contains(lines[0], want) || rec.Keys != 1 {
+		t.Fatalf("log %q (want %q), recovery %+v", lines, want, rec)
+	}
+}
