@@ -129,6 +129,7 @@ type Server struct {
 	signer     *signing.Signer
 	deliveries *delivery.Dispatcher
 	handler    http.Handler
+	router     *mux.Router // the /_fanout/ routes, kept for a test of their listing
 	started    time.Time
 	tlsCertPEM []byte // with TLS, the certificate served
 
@@ -188,6 +189,7 @@ func build(opts Options) (*Server, error) {
 	s.sqs, s.sns = def.sqs, def.sns
 	snsHandler := def.snsAPI
 	r := mux.NewRouter()
+	s.router = r
 	snsHandler.WithAll(s.snsEngines)
 	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, SNS: s.sns, SQSOf: s.ns.sqsEngine, Spaces: s.spaces, Deliveries: s.deliveries, Pprof: opts.Pprof, Settle: s.deliveries.Settle, Pending: s.deliveries.Pending})
 	admin.TopologyRoutes(r, s.TopologyEngines())

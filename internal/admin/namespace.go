@@ -45,7 +45,6 @@ var summaries = map[string]string{
 	"POST /_fanout/reset":                     "back to new: every queue, topic, subscription and delivery record deleted, the start-up topology created again",
 	"POST /moto-api/reset":                    "moto compatibility: the same as POST /_fanout/reset",
 	"GET /_fanout/graph":                      "the topology as the dashboard draws it: topics, subscriptions, queues and endpoints, with counts along each edge; every namespace (?account=, ?region=)",
-	"GET /_fanout/events":                     "server-sent events: a small change counter, so the dashboard knows when to refresh",
 	"GET /_fanout/sns/":                       "the UnsubscribeURL and SubscribeURL of SNS messages (?Action=Unsubscribe|ConfirmSubscription&…)",
 	"GET /_fanout/sns/deliveries":             "delivery counts per subscription and the last 100 failures (?account=, ?region=)",
 	"GET /_fanout/sns/outbox":                 "what email, sms, push and firehose endpoints received (?protocol=&endpoint=&account=&region=&limit=)",
@@ -120,6 +119,23 @@ func Endpoints(r *mux.Router) []Endpoint {
 		}
 		return out[i].Method < out[j].Method
 	})
+	return out
+}
+
+// Unrouted lists the summaries that name no route of r: a route removed
+// or renamed without its line, which GET /_fanout/api would never show.
+func Unrouted(r *mux.Router) []string {
+	routed := map[string]bool{}
+	for _, ep := range Endpoints(r) {
+		routed[strings.SplitN(ep.Method, ",", 2)[0]+" "+ep.Path] = true
+	}
+	var out []string
+	for k := range summaries {
+		if !routed[k] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 
