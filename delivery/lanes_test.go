@@ -32,8 +32,9 @@ func waitFor(t *testing.T, ch chan string, n int) {
 	}
 }
 
+// Not parallel: it counts the process's goroutines, which other tests'
+// dispatchers would add to.
 func TestDeadEndpointsSlowOnlyThemselves(t *testing.T) {
-	t.Parallel()
 	dead := &fakeEndpoint{isRemote: true, hold: make(chan struct{})}
 	live := liveEndpoint{done: make(chan string, 1000)}
 	d := fakeDispatcher(clock.NewManual(time.Unix(0, 0)), dead, 4)
