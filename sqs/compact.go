@@ -27,36 +27,51 @@ func (q *Queue) tidy() {
 			s.slab.reset()
 			s.chunks.reset()
 		}
-	case s.slab.n > 2*uint32(s.slab.live)+compactSlack,
-		s.chunks.written > 2*s.chunks.live+compactByteSlack:
-		q.compact()
+	case s.slab.n > 2*uint32(s.slab.live)+compactSlack:
+		q.compactRecords()
+	case s.chunks.written > 2*s.chunks.live+compactByteSlack:
+		q.compactBytes()
 	}
 }
 
-// compact rewrites the live records, in slot order, into a fresh slab and
-// fresh chunks, and renumbers every container that holds their indexes.
-func (q *Queue) compact() {
-	old := *q.msgs
-	fresh := store{senders: old.senders, byName: old.byName}
-	remap := make([]uint32, old.slab.n)
-	for i := range old.slab.n {
-		r := old.slab.at(i)
+// compactBytes rewrites the live messages' bytes, in slot order, into fresh
+// chunks. Records stay where they are.
+func (q *Queue) compactBytes() {
+	s := q.msgs
+	var fresh chunks
+	for i := range s.slab.n {
+		r := s.slab.at(i)
+		if r.state == stateGone {
+			continue
+		}
+		var buf []byte
+		chunk, off := r.chunk, r.off
+		r.chunk, r.off, buf = fresh.reserve(r.size())
+		copy(buf, s.chunks.list[chunk].mem.b[off:off+r.size()])
+	}
+	s.chunks.reset()
+	s.chunks = fresh
+}
+
+// compactRecords moves the live records, in slot order, into a fresh slab
+// and renumbers every container that holds their indexes. Their bytes stay
+// where they are.
+func (q *Queue) compactRecords() {
+	s := q.msgs
+	old := s.slab
+	s.slab = slab{}
+	remap := make([]uint32, old.n)
+	for i := range old.n {
+		r := old.at(i)
 		if r.state == stateGone {
 			remap[i] = none
 			continue
 		}
-		j := fresh.slab.alloc()
-		c := fresh.slab.at(j)
-		*c = *r
-		var buf []byte
-		c.chunk, c.off, buf = fresh.chunks.reserve(r.size())
-		copy(buf, old.chunks.bytes(r))
+		j := s.slab.alloc()
+		*s.slab.at(j) = *r
 		remap[i] = j
 	}
-	old.slab.reset()
-	old.chunks.reset()
-	*q.msgs = fresh
-
+	old.reset()
 	// The ready deque, packed from its head.
 	ready := deque{buf: make([]uint32, max(64, q.ready.size))}
 	for k := range q.ready.size {

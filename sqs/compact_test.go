@@ -118,7 +118,8 @@ func TestCompactionInEveryState(t *testing.T) {
 	for _, q := range []*Queue{std, fifo} {
 		before, _ := q.Peek(PeekOptions{Limit: MaxPeekLimit})
 		q.lock()
-		q.compact()
+		q.compactRecords()
+		q.compactBytes()
 		q.unlock()
 		after, _ := q.Peek(PeekOptions{Limit: MaxPeekLimit})
 		if !reflect.DeepEqual(before, after) {

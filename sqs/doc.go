@@ -25,6 +25,18 @@
 //     never held while a queue lock is taken, nor the other way round.
 //   - The clock's lock is a leaf: clock.Manual runs due work outside it.
 //
+// # Memory
+//
+// A queued message is a fixed-size, pointer-free record (slab.go) and its
+// bytes in the queue's append-only chunks (chunks.go): id, MD5s, body,
+// encoded attributes, rare system attributes. The deque, heaps and handle
+// map hold record indexes, so the collector's work does not grow with the
+// backlog; regions of 256 KiB and more are mapped outside Go's heap
+// (arena.go), so a store of a gigabyte costs a gigabyte of RSS. Nothing
+// handed out of the engine points into this memory. To walk a queue's
+// messages (a snapshot, say), go through its slots 0 to slab.n-1 and skip
+// those in stateGone; the containers give their order.
+//
 // Built with the fanout_lockcheck tag (go test -tags fanout_lockcheck), every
 // queue lock checks these rules and panics on the goroutine that breaks them.
 package sqs

@@ -59,7 +59,9 @@ func (g *memGuard) check() error {
 		return nil
 	}
 	limit := memoryLimit()
-	full := limit != math.MaxInt64 && float64(liveHeap()+mappedStore()) > storeShare*float64(limit)
+	live, mapped := liveHeap(), mappedStore()
+	paceGC(live, mapped)
+	full := limit != math.MaxInt64 && float64(live+mapped) > storeShare*float64(limit)
 	g.full.Store(full)
 	if full {
 		return throttled()
