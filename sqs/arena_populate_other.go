@@ -1,0 +1,5 @@
+//go:build !linux
+
+package sqs
+
+const populate = 0
