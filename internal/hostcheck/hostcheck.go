@@ -7,6 +7,7 @@ package hostcheck
 import (
 	"net"
 	"strings"
+	"sync/atomic"
 )
 
 // loopbackNames are the names that resolve to loopback wherever fanout
@@ -19,6 +20,9 @@ type Checker struct {
 	loopbackBind bool
 	names        []string // exact names and "*.suffix" patterns, lower case
 	any          bool
+	// last is the Host header last accepted: a client sends the same one
+	// on every call, so most calls are answered by one comparison.
+	last atomic.Pointer[string]
 }
 
 // New returns the checker for a server bound to bindHost (an IP, a name,
@@ -58,6 +62,17 @@ func (c *Checker) Allowed(hostport string) bool {
 	if hostport == "" || c.any {
 		return true
 	}
+	if last := c.last.Load(); last != nil && *last == hostport {
+		return true
+	}
+	if !c.allowed(hostport) {
+		return false
+	}
+	c.last.Store(&hostport)
+	return true
+}
+
+func (c *Checker) allowed(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h

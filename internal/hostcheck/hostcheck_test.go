@@ -49,3 +49,20 @@ func TestAllowed(t *testing.T) {
 		t.Error("IsLoopback")
 	}
 }
+
+// The last accepted Host is remembered; a different one is still checked.
+func TestAllowedRemembersOnlyAccepted(t *testing.T) {
+	t.Parallel()
+	c := New("127.0.0.1", nil)
+	for i := 0; i < 2; i++ {
+		if !c.Allowed("localhost:4566") {
+			t.Fatal("localhost refused")
+		}
+		if c.Allowed("evil.example:4566") {
+			t.Fatal("evil.example accepted")
+		}
+	}
+	if !c.Allowed("127.0.0.1:4566") || c.Allowed("evil.example") {
+		t.Fatal("cache confused")
+	}
+}
