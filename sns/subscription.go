@@ -33,6 +33,9 @@ type Subscription struct {
 	// gone mirrors removed for deliveries in flight, which read it without
 	// the topic's lock: their pending retries stop once it is set.
 	gone atomic.Bool
+	// isGone is gone.Load as a func value, made once: a method value made
+	// per delivery would be an allocation per delivery.
+	isGone func() bool
 	// matched and filtered count the topic's messages that passed the
 	// filter policy and those it dropped, for the dashboard's edges.
 	matched, filtered atomic.Int64
@@ -50,7 +53,7 @@ func (s *Subscription) Arn() string { return s.arn }
 // subscriber is the subscription as delivery needs it: the delivery policy
 // in force now, from the topic's and its own. Callers hold the topic's mu.
 func (s *Subscription) subscriber() delivery.Subscriber {
-	sub := delivery.Subscriber{Arn: s.arn, Protocol: s.protocol, Endpoint: s.endpoint, Raw: s.cfg.raw, DeadLetterArn: s.cfg.dlq, Gone: s.gone.Load}
+	sub := delivery.Subscriber{Arn: s.arn, Protocol: s.protocol, Endpoint: s.endpoint, Raw: s.cfg.raw, DeadLetterArn: s.cfg.dlq, Gone: s.isGone}
 	if retrypolicy.IsHTTP(s.protocol) {
 		p := retrypolicy.Resolve(s.protocol, s.topic.cfg.deliveryPolicy, s.cfg.deliveryPolicy)
 		sub.Policy = &p
@@ -236,6 +239,7 @@ func (e *Engine) Subscribe(in SubscribeInput) (string, error) {
 		arn: t.arn + ":" + id.UUID(), topic: t, protocol: strings.Clone(in.Protocol), endpoint: strings.Clone(in.Endpoint),
 		seq: e.seq, cfg: cfg,
 	}
+	s.isGone = s.gone.Load
 	if confirmedAtOnce[in.Protocol] && !(in.Protocol == "sqs" && in.Caller != "" && arnAccount(in.Endpoint) != in.Caller) {
 		s.authenticated = true
 	} else {
