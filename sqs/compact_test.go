@@ -173,3 +173,34 @@ func TestStoreMemoryFollowsContents(t *testing.T) {
 		t.Fatalf("purged, %d bytes still mapped (%d before)", after, start)
 	}
 }
+
+// Past maxSenders distinct sender ids a queue keeps each in its message's
+// bytes: every message still reports its own.
+func TestManySenders(t *testing.T) {
+	t.Parallel()
+	e, _ := newTestEngine(t)
+	q := mustQueue(t, e, "senders", nil)
+	const n = maxSenders + 100
+	for i := range n {
+		if _, err := q.Send(SendInput{Body: fmt.Sprint(i), SenderID: fmt.Sprintf("AIDA%08d", i),
+			SystemAttributes: []MessageAttribute{{Name: "AWSTraceHeader", DataType: "String", StringValue: fmt.Sprint("Root=", i)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := 0
+	for {
+		out := receive(t, q, ReceiveInput{MaxNumberOfMessages: ptr(10), SystemAttributeNames: []string{"All"}})
+		if len(out) == 0 {
+			break
+		}
+		for _, m := range out {
+			if sysAttr(m.Attributes, SysSenderID) != "AIDA"+fmt.Sprintf("%08s", m.Body) || sysAttr(m.Attributes, SysAWSTraceHeader) != "Root="+m.Body {
+				t.Fatalf("message %s: %+v", m.Body, m.Attributes)
+			}
+			seen++
+		}
+	}
+	if seen != n {
+		t.Fatalf("received %d of %d", seen, n)
+	}
+}
