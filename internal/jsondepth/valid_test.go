@@ -1,0 +1,80 @@
+package jsondepth
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// reference is what Valid replaces: Within, then gjson's validator.
+func reference(text string, limit int) bool { return Within(text, limit) && gjson.Valid(text) }
+
+var validSeeds = []string{
+	``, ` `, `{}`, `[]`, ` { } `, `[ ]`, `0`, `-0`, `01`, `-`, `1.`, `1.5`, `1e5`, `1E+5`, `1e-`, `.5`, `-.5`,
+	`1.5e10`, `123abc`, `true`, `tru`, `truex`, `false`, `null`, `nul`, `"a"`, `"a`, `"\u00e9"`, `"\u00g9"`,
+	`"\u12"`, `"\x"`, `"\/\b\f\n\r\t\"\\"`, "\"a\tb\"", "\"\x01\"", `{"a":1}`, `{"a":1,}`, `{"a" 1}`, `{a:1}`,
+	`{"a":1 "b":2}`, `{"a":[1,2,{"b":null}],"c":"d"}`, `[1,]`, `[,1]`, `[1 2]`, `[1,2`, `{"a":1`, `[[[]]]`,
+	`[[[[]]]]`, `{"a":{"b":{"c":{}}}}`, `]`, `}`, `[}`, `{]`, `{"a":1}}`, `[1]]`, `{"a":1} x`, `{} {}`,
+	"\xff", `"` + "\xff\xfe" + `"`, `{"QueueUrl":"http://x/1/q","Entries":[{"Id":"1","MessageBody":"b"}]}`,
+	"[\n1\r\n,\t2 ]", `{"":""}`, `[-1,-0.0e0,1e99]`, `[1e]`, `[1e+]`, `[-a]`, `[0x1]`, `[00]`,
+}
+
+func TestValidMatchesReference(t *testing.T) {
+	t.Parallel()
+	for _, limit := range []int{0, 1, 2, 3, Max} {
+		for _, s := range validSeeds {
+			if got, want := Valid(s, limit), reference(s, limit); got != want {
+				t.Errorf("Valid(%q, %d) = %v, want %v", s, limit, got, want)
+			}
+			if got, want := Valid([]byte(s), limit), reference(s, limit); got != want {
+				t.Errorf("Valid([]byte(%q), %d) = %v, want %v", s, limit, got, want)
+			}
+		}
+	}
+	deep := strings.Repeat("[", Max) + strings.Repeat("]", Max)
+	if !Valid(deep, Max) || Valid("["+deep+"]", Max) || Valid(strings.Repeat("[", 1<<20), Max) {
+		t.Error("depth bound")
+	}
+}
+
+func TestValidAllocatesNothing(t *testing.T) {
+	body := []byte(`{"QueueUrl":"http://x/1/q","Entries":[{"Id":"1","MessageBody":"b\u00e9","DelaySeconds":-1.5e3}]}`)
+	if n := testing.AllocsPerRun(100, func() { Valid(body, Max) }); n != 0 {
+		t.Fatalf("%v allocations", n)
+	}
+}
+
+func FuzzValid(f *testing.F) {
+	for _, s := range validSeeds {
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, s string, limit int) {
+		limit = min(max(limit, 0), Max)
+		if got, want := Valid(s, limit), reference(s, limit); got != want {
+			t.Fatalf("Valid(%q, %d) = %v, want %v", s, limit, got, want)
+		}
+	})
+}
+
+// BenchmarkValid compares Valid with the two passes it replaces on a
+// SendMessageBatch of ten 1 KiB bodies.
+func BenchmarkValid(b *testing.B) {
+	var e []string
+	for range 10 {
+		e = append(e, `{"Id":"m","MessageBody":"`+strings.Repeat("abcdefghij", 102)+`"}`)
+	}
+	body := []byte(`{"QueueUrl":"http://localhost:4566/000000000000/q","Entries":[` + strings.Join(e, ",") + `]}`)
+	b.Run("Valid", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			Valid(body, Max)
+		}
+	})
+	b.Run("Within+gjson", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			_ = Within(body, Max) && gjson.ValidBytes(body)
+		}
+	})
+}
