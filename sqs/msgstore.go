@@ -1,7 +1,6 @@
 package sqs
 
 import (
-	"bytes"
 	"encoding/binary"
 	"strings"
 	"unsafe"
@@ -210,13 +209,3 @@ func decodeAttrs(enc []byte) (list []MessageAttribute, md5 string) {
 	}
 	return list, md5
 }
-
-// attrsMD5 is the MD5 at the head of encoded attributes.
-func attrsMD5(enc []byte) string {
-	if len(enc) == 0 {
-		return ""
-	}
-	return string(enc[:32])
-}
-
-var _ = bytes.Clone

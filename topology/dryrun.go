@@ -37,14 +37,6 @@ type scratch struct {
 	subs map[*subPlan]string // subscription ARNs
 }
 
-func (s *scratch) result(p *plan) error {
-	if len(p.errs) == 0 {
-		return nil
-	}
-	sortErrors(p.errs)
-	return p.errs
-}
-
 func newEngines(opts Options, clk clock.Clock) (*sqs.Engine, *sns.Engine) {
 	if clk == nil {
 		clk = clock.NewManual(time.Now())
