@@ -43,6 +43,9 @@ type Options struct {
 	// reason (an http endpoint that is fanout itself): Subscribe answers
 	// InvalidParameter.
 	CheckEndpoint func(protocol, endpoint string) error
+	// Journal, when set, is told of every change to the engine's durable
+	// state and each call waits until its change is durable (see Journal).
+	Journal Journal
 }
 
 // Engine holds the topics and subscriptions of one account and region.

@@ -38,22 +38,22 @@ func (e *Engine) AddPermission(topicArn, label string, accounts, actions []strin
 			return invalid("Policy statement action out of service scope!")
 		}
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	doc, err := t.policyDoc()
-	if err != nil {
-		return err
-	}
-	if doc.Has(label) {
-		return invalid("Statement already exists")
-	}
-	principals := make([]string, len(accounts))
-	for i, a := range accounts {
-		principals[i] = iampolicy.AccountPrincipal(a)
-	}
-	doc.AddAllow(label, principals, iampolicy.Prefixed("SNS:", actions), t.arn)
-	t.cfg.policy = doc.String()
-	return nil
+	return t.update(func() error {
+		doc, err := t.policyDoc()
+		if err != nil {
+			return err
+		}
+		if doc.Has(label) {
+			return invalid("Statement already exists")
+		}
+		principals := make([]string, len(accounts))
+		for i, a := range accounts {
+			principals[i] = iampolicy.AccountPrincipal(a)
+		}
+		doc.AddAllow(label, principals, iampolicy.Prefixed("SNS:", actions), t.arn)
+		t.cfg.policy = doc.String()
+		return nil
+	})
 }
 
 // RemovePermission removes the statement with this label.
@@ -65,15 +65,15 @@ func (e *Engine) RemovePermission(topicArn, label string) error {
 	if label == "" {
 		return Missing("label")
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	doc, err := t.policyDoc()
-	if err != nil {
-		return err
-	}
-	doc.Remove(label)
-	t.cfg.policy = doc.String()
-	return nil
+	return t.update(func() error {
+		doc, err := t.policyDoc()
+		if err != nil {
+			return err
+		}
+		doc.Remove(label)
+		t.cfg.policy = doc.String()
+		return nil
+	})
 }
 
 // policyDoc parses the topic's policy (the default one when unset).

@@ -2,6 +2,7 @@ package sns
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -84,7 +85,11 @@ func (e *Engine) Publish(in PublishInput) (PublishResult, error) {
 	if err := t.checkIDs(p, in); err != nil {
 		return PublishResult{}, err
 	}
-	return t.publishAll([]*prepared{p})[0], nil
+	out, err := t.publishAll([]*prepared{p})
+	if err != nil {
+		return PublishResult{}, err
+	}
+	return out[0], nil
 }
 
 // checkMessage validates what does not depend on the topic: subject, body,
@@ -244,54 +249,142 @@ func (tg target) deliver(e *Engine, m *delivery.Message, attrs map[string]filter
 // FIFO topic holds its publish lock throughout, so that its subscribers'
 // queues receive messages in SequenceNumber order; a duplicate within the
 // deduplication window gets the first message's id and is not delivered.
-func (t *Topic) publishAll(ps []*prepared) []PublishResult {
-	e := t.engine
+func (t *Topic) publishAll(ps []*prepared) ([]PublishResult, error) {
 	if t.fifo {
 		t.publish.Lock()
 		defer t.publish.Unlock()
+		if t.engine.opts.Journal != nil {
+			return t.publishDurable(ps)
+		}
 	}
 	out := make([]PublishResult, len(ps))
 	for i, p := range ps {
-		m := p.msg
-		m.ID = id.UUID()
-		m.TopicArn = t.arn
-		m.Fifo = t.fifo
-		now := e.clock.Now()
-		m.Timestamp = now
-
-		t.mu.Lock()
-		m.SignatureVersion = t.cfg.sigVersion()
-		m.DisplayName = t.cfg.displayName
-		if t.fifo {
-			key := t.dedupKey(m.GroupID, m.DedupID)
-			if first, dup := t.dedup.check(key, now); dup {
-				t.mu.Unlock()
-				out[i] = PublishResult{MessageID: first.messageID, SequenceNumber: first.sequence}
-				continue
-			}
-			m.SequenceNumber = t.nextSequence()
-			t.dedup.remember(key, dedupEntry{m.ID, m.SequenceNumber, now})
-			if t.cfg.archive != nil {
-				t.pruneArchive(now)
-				t.archive = append(t.archive, archived{msg: m, at: now})
-			}
+		r, targets, fresh := t.stamp(p, nil)
+		out[i] = r
+		if fresh {
+			t.fanOut(p.msg, targets)
 		}
-		targets := make([]target, 0, len(t.subs))
-		for _, s := range t.subs {
-			if !s.pending {
-				targets = append(targets, s.target())
-			}
-		}
-		t.mu.Unlock()
-
-		attrs := attributeMap(m.Attributes)
-		for _, tg := range targets {
-			tg.deliver(e, m, attrs)
-		}
-		t.published.Add(1)
-		out[i] = PublishResult{MessageID: m.ID, SequenceNumber: m.SequenceNumber}
 	}
-	return out
+	return out, nil
+}
+
+// stamp gives a message its id, timestamp and, on a FIFO topic, its
+// sequence number, remembering its deduplication id and archiving it; it
+// reports false for a duplicate, which is not delivered. It returns the
+// subscriptions to deliver to. With waits non-nil (a FIFO topic with a
+// journal) the change is recorded and its Waiter appended.
+func (t *Topic) stamp(p *prepared, waits *[]Waiter) (PublishResult, []target, bool) {
+	e := t.engine
+	m := p.msg
+	m.ID = id.UUID()
+	m.TopicArn = t.arn
+	m.Fifo = t.fifo
+	now := e.clock.Now()
+	m.Timestamp = now
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m.SignatureVersion = t.cfg.sigVersion()
+	m.DisplayName = t.cfg.displayName
+	if t.fifo {
+		key := t.dedupKey(m.GroupID, m.DedupID)
+		if first, dup := t.dedup.check(key, now); dup {
+			return PublishResult{MessageID: first.messageID, SequenceNumber: first.sequence}, nil, false
+		}
+		m.SequenceNumber = t.nextSequence()
+		t.dedup.remember(key, dedupEntry{m.ID, m.SequenceNumber, now})
+		archiving := t.cfg.archive != nil
+		if archiving {
+			t.pruneArchive(now)
+			t.archive = append(t.archive, archived{msg: m, at: now})
+		}
+		if waits != nil && !t.gone {
+			c := Change{
+				Sequences: []TopicSequence{{t.name, t.sequence}},
+				Dedup:     []DedupState{{t.name, key, m.ID, m.SequenceNumber, now}},
+			}
+			if archiving {
+				c.Archived = []ArchivedState{archivedState(t.name, t.archive[len(t.archive)-1])}
+			}
+			*waits = append(*waits, e.record(c))
+		}
+	}
+	targets := make([]target, 0, len(t.subs))
+	for _, s := range t.subs {
+		if !s.pending {
+			targets = append(targets, s.target())
+		}
+	}
+	return PublishResult{MessageID: m.ID, SequenceNumber: m.SequenceNumber}, targets, true
+}
+
+// fanOut delivers a stamped message to the subscriptions stamp returned.
+func (t *Topic) fanOut(m *delivery.Message, targets []target) {
+	attrs := attributeMap(m.Attributes)
+	for _, tg := range targets {
+		tg.deliver(t.engine, m, attrs)
+	}
+	t.published.Add(1)
+}
+
+// publishDurable is publishAll on a FIFO topic with a journal: the messages'
+// dedup entries, sequence and archive are durable before anything is
+// delivered, and a failure delivers nothing, forgets the messages and
+// answers InternalError. Callers hold t.publish.
+func (t *Topic) publishDurable(ps []*prepared) ([]PublishResult, error) {
+	out := make([]PublishResult, len(ps))
+	targets := make([][]target, len(ps))
+	fresh := make([]bool, len(ps))
+	waits := make([]Waiter, 0, len(ps))
+	for i, p := range ps {
+		out[i], targets[i], fresh[i] = t.stamp(p, &waits)
+	}
+	var failed error
+	for _, w := range waits {
+		if err := durable(w); err != nil {
+			failed = err
+		}
+	}
+	if failed != nil {
+		t.forget(ps, fresh)
+		return nil, failed
+	}
+	for i, p := range ps {
+		if fresh[i] {
+			t.fanOut(p.msg, targets[i])
+		}
+	}
+	return out, nil
+}
+
+// forget drops the dedup entries and archived copies of messages whose
+// publish could not be stored, and records that they are gone. Callers
+// hold t.publish, so nothing was published after them.
+func (t *Topic) forget(ps []*prepared, fresh []bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var c Change
+	for i, p := range ps {
+		if !fresh[i] {
+			continue
+		}
+		m := p.msg
+		key := t.dedupKey(m.GroupID, m.DedupID)
+		if d, ok := t.dedup.seen[key]; ok && d.messageID == m.ID {
+			delete(t.dedup.seen, key)
+			c.ForgottenDedup = append(c.ForgottenDedup, DedupState{Topic: t.name, Key: key})
+		}
+		for j, a := range t.archive {
+			if a.msg == m {
+				t.archive = slices.Delete(t.archive, j, j+1)
+				c.Unarchived = append(c.Unarchived, ArchivedState{Topic: t.name, SequenceNumber: m.SequenceNumber})
+				break
+			}
+		}
+	}
+	if !t.gone {
+		t.engine.record(c)
+	}
 }
 
 // BatchEntry is one PublishBatch entry.
@@ -387,7 +480,10 @@ func (e *Engine) PublishBatch(topicArn string, entries []BatchEntry) ([]BatchRes
 	if total > limit {
 		return nil, nil, ErrBatchRequestTooLong.New("The length of all the messages put together is more than the limit.")
 	}
-	results := t.publishAll(ok)
+	results, err := t.publishAll(ok)
+	if err != nil {
+		return nil, nil, err
+	}
 	out := make([]BatchResult, len(results))
 	for i, r := range results {
 		out[i] = BatchResult{ID: okIDs[i], PublishResult: r}

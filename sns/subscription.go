@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -30,6 +31,7 @@ type Subscription struct {
 	authUnsub     bool // AuthenticateOnUnsubscribe
 	removed       bool // unsubscribed, or its topic deleted
 	cfg           subConfig
+	rev           uint64 // counts journaled changes, as Topic.rev
 	// gone mirrors removed for deliveries in flight, which read it without
 	// the topic's lock: their pending retries stop once it is set.
 	gone atomic.Bool
@@ -256,19 +258,75 @@ func (e *Engine) Subscribe(in SubscribeInput) (string, error) {
 	if pending {
 		confirm, to = s.confirmation(delivery.TypeSubscriptionConfirmation, now), s.subscriber()
 	}
+	w := e.record(Change{Subscriptions: []SubscriptionState{s.state()}})
 	t.mu.Unlock()
 	e.mu.Unlock()
+	if err := durable(w); err != nil {
+		e.undoSubscribe(s)
+		return "", err
+	}
 
 	if confirm != nil {
 		e.deliver.Confirm(confirm, to)
 	}
 	if replay {
 		t.replay(s)
+		if err := e.recordSubscription(s); err != nil {
+			return "", err
+		}
 	}
 	if pending && !in.ReturnSubscriptionArn {
 		return PendingArn, nil
 	}
 	return s.arn, nil
+}
+
+// undoSubscribe takes out a subscription whose creation could not be
+// stored, unless it changed since (then its state is recorded again).
+func (e *Engine) undoSubscribe(s *Subscription) {
+	t := s.topic
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e.subs[s.arn] != s {
+		return
+	}
+	if s.rev != 0 {
+		s.resync()
+		return
+	}
+	e.detach(s)
+	e.record(Change{Unsubscribed: []SubscriptionState{{Topic: t.name, Arn: s.arn}}})
+}
+
+// detach takes s out of its topic and the engine. Callers hold e.mu and
+// the topic's mu.
+func (e *Engine) detach(s *Subscription) {
+	t := s.topic
+	delete(e.subs, s.arn)
+	if s.token != "" {
+		delete(e.tokens, s.token)
+	}
+	s.remove()
+	for i, x := range t.subs {
+		if x == s {
+			t.subs = append(t.subs[:i:i], t.subs[i+1:]...)
+			break
+		}
+	}
+	if s.cfg.filter != nil {
+		t.filtered--
+	}
+}
+
+// resync records s's current state again, as Topic.resync. Callers hold
+// the topic's mu.
+func (s *Subscription) resync() {
+	s.rev++
+	if !s.removed {
+		s.topic.engine.record(Change{Subscriptions: []SubscriptionState{s.state()}})
+	}
 }
 
 // maxFilterPolicies is how many subscriptions of one topic may have a filter
@@ -320,11 +378,25 @@ func (e *Engine) ConfirmSubscription(topicArn, token string, authenticateOnUnsub
 		return "", invalid("Topic")
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if s.pending {
-		s.pending = false
-		s.authenticated = authenticated
-		s.authUnsub = authenticateOnUnsubscribe && authenticated
+	if !s.pending || s.removed {
+		t.mu.Unlock()
+		return s.arn, nil
+	}
+	s.pending = false
+	s.authenticated = authenticated
+	s.authUnsub = authenticateOnUnsubscribe && authenticated
+	s.rev++
+	rev := s.rev
+	w := e.record(Change{Subscriptions: []SubscriptionState{s.state()}})
+	t.mu.Unlock()
+	if err := durable(w); err != nil {
+		t.mu.Lock()
+		if s.rev == rev {
+			s.pending, s.authenticated, s.authUnsub = true, false, false
+		}
+		s.resync()
+		t.mu.Unlock()
+		return "", err
 	}
 	return s.arn, nil
 }
@@ -366,31 +438,58 @@ func (e *Engine) Unsubscribe(subscriptionArn string) error {
 		e.mu.Unlock()
 		return nil // unsubscribed meanwhile
 	}
+	var bye *delivery.Control
+	var to delivery.Subscriber
 	if retrypolicy.IsHTTP(s.protocol) && !s.pending {
 		// HTTP/S endpoints hear that they were unsubscribed.
 		// https://docs.aws.amazon.com/sns/latest/dg/http-unsubscribe-confirmation-json.html
-		c, to := s.confirmation(delivery.TypeUnsubscribeConfirmation, now), s.subscriber()
-		c.Token = newToken()
-		defer e.deliver.Confirm(c, to)
+		bye, to = s.confirmation(delivery.TypeUnsubscribeConfirmation, now), s.subscriber()
+		bye.Token = newToken()
 	}
+	e.detach(s)
+	t.deleted++
+	var w Waiter
+	if e.opts.Journal != nil {
+		t.rev++
+		w = e.record(Change{Unsubscribed: []SubscriptionState{{Topic: t.name, Arn: s.arn}}, Topics: []TopicState{t.state()}})
+	}
+	t.mu.Unlock()
+	e.mu.Unlock()
+	if err := durable(w); err != nil {
+		e.undoUnsubscribe(s)
+		return err
+	}
+	if bye != nil {
+		e.deliver.Confirm(bye, to)
+	}
+	return nil
+}
+
+// undoUnsubscribe puts back a subscription whose removal could not be
+// stored, unless its topic is gone.
+func (e *Engine) undoUnsubscribe(s *Subscription) {
+	t := s.topic
+	e.mu.Lock()
 	defer e.mu.Unlock()
+	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(e.subs, s.arn)
-	if s.token != "" {
-		delete(e.tokens, s.token)
+	if t.gone || e.subs[s.arn] != nil {
+		return
 	}
-	s.remove()
-	for i, x := range t.subs {
-		if x == s {
-			t.subs = append(t.subs[:i:i], t.subs[i+1:]...)
-			break
-		}
+	s.removed = false
+	s.gone.Store(false)
+	i := sort.Search(len(t.subs), func(i int) bool { return t.subs[i].seq > s.seq })
+	t.subs = slices.Insert(t.subs, i, s)
+	e.subs[s.arn] = s
+	if s.token != "" {
+		e.tokens[s.token] = s
 	}
 	if s.cfg.filter != nil {
-		t.filtered--
+		t.filtered++
 	}
-	t.deleted++
-	return nil
+	t.deleted--
+	t.resync()
+	s.resync()
 }
 
 // SubscriptionInfo is a subscription as List* calls show it.
@@ -521,13 +620,55 @@ func (e *Engine) SetSubscriptionAttribute(subscriptionArn, name, value string) e
 	case had && !has:
 		t.filtered--
 	}
+	prev := s.cfg
 	s.cfg = next
 	replay := name == AttrReplayPolicy && next.replay != nil
+	var w Waiter
+	var rev uint64
+	if e.opts.Journal != nil && !s.removed {
+		s.rev++
+		rev = s.rev
+		w = e.record(Change{Subscriptions: []SubscriptionState{s.state()}})
+	}
 	t.mu.Unlock()
+	if err := durable(w); err != nil {
+		t.mu.Lock()
+		if s.rev == rev && !s.removed {
+			switch had, has := prev.filter != nil, s.cfg.filter != nil; {
+			case had && !has:
+				t.filtered++
+			case !had && has:
+				t.filtered--
+			}
+			s.cfg = prev
+		}
+		s.resync()
+		t.mu.Unlock()
+		return err
+	}
 	if replay {
 		t.replay(s)
+		return e.recordSubscription(s)
 	}
 	return nil
+}
+
+// recordSubscription records s's state after a change the engine made on
+// its own (a replay's status), and waits for it.
+func (e *Engine) recordSubscription(s *Subscription) error {
+	if e.opts.Journal == nil {
+		return nil
+	}
+	t := s.topic
+	t.mu.Lock()
+	if s.removed {
+		t.mu.Unlock()
+		return nil
+	}
+	s.rev++
+	w := e.record(Change{Subscriptions: []SubscriptionState{s.state()}})
+	t.mu.Unlock()
+	return durable(w)
 }
 
 // PendingSubscription is a subscription waiting for confirmation, with the

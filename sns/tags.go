@@ -67,21 +67,21 @@ func (e *Engine) TagResource(resourceArn string, tags []Tag) error {
 	if terr != nil {
 		return terr
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	n := len(t.tags)
-	for k := range add {
-		if _, ok := t.tags[k]; !ok {
-			n++
+	return t.update(func() error {
+		n := len(t.tags)
+		for k := range add {
+			if _, ok := t.tags[k]; !ok {
+				n++
+			}
 		}
-	}
-	if n > maxTags {
-		return tagLimit()
-	}
-	for k, v := range add {
-		t.tags[k] = v
-	}
-	return nil
+		if n > maxTags {
+			return tagLimit()
+		}
+		for k, v := range add {
+			t.tags[k] = v
+		}
+		return nil
+	})
 }
 
 // UntagResource removes tags from a topic; absent keys are ignored.
@@ -93,12 +93,12 @@ func (e *Engine) UntagResource(resourceArn string, keys []string) error {
 	if len(keys) == 0 {
 		return Missing("tagKeys")
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, k := range keys {
-		delete(t.tags, k)
-	}
-	return nil
+	return t.update(func() error {
+		for _, k := range keys {
+			delete(t.tags, k)
+		}
+		return nil
+	})
 }
 
 // ListTags returns a topic's tags, sorted by key.

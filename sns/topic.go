@@ -2,6 +2,7 @@ package sns
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,6 +33,7 @@ type Topic struct {
 	sequence uint64          // FIFO only: last SequenceNumber handed out
 	archive  []archived      // FIFO topics with an ArchivePolicy
 	gone     bool
+	rev      uint64 // counts journaled changes, so an undo can tell none came since
 	// published counts messages published, for the dashboard.
 	published atomic.Int64
 }
@@ -81,8 +83,8 @@ func (e *Engine) CreateTopic(name string, attrs map[string]string, tags []Tag) (
 	}
 
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if t := e.topics[name]; t != nil {
+		e.mu.Unlock()
 		return t, t.sameAs(attrs, tagMap, now)
 	}
 	// A copy: name is a slice of the request's form, which it would pin.
@@ -92,7 +94,32 @@ func (e *Engine) CreateTopic(name string, attrs map[string]string, tags []Tag) (
 		t.tags = map[string]string{}
 	}
 	e.topics[name] = t
+	w := e.record(Change{Topics: []TopicState{t.state()}})
+	e.mu.Unlock()
+	if err := durable(w); err != nil {
+		e.undoCreate(t)
+		return nil, err
+	}
 	return t, nil
+}
+
+// undoCreate takes out a topic whose creation could not be stored, unless
+// it changed since (then its state is recorded again).
+func (e *Engine) undoCreate(t *Topic) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e.topics[t.name] != t {
+		return
+	}
+	if t.rev != 0 || len(t.subs) != 0 || t.deleted != 0 || t.sequence != 0 {
+		t.resync()
+		return
+	}
+	delete(e.topics, t.name)
+	t.gone = true
+	e.record(Change{DeletedTopics: []string{t.name}})
 }
 
 // applyAll applies CreateTopic's attributes in name order, so that a request
@@ -149,21 +176,60 @@ func (e *Engine) DeleteTopic(topicArn string) error {
 		return err
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	t := e.topics[name]
 	if t == nil {
+		e.mu.Unlock()
 		return nil
 	}
 	delete(e.topics, name)
-	e.dropTopic(t)
+	var subs []*Subscription
+	var archive []archived
+	if e.opts.Journal != nil {
+		t.mu.Lock()
+		subs, archive = slices.Clone(t.subs), t.archive
+		t.mu.Unlock()
+	}
+	w := e.dropTopic(t)
+	e.mu.Unlock()
+	if err := durable(w); err != nil {
+		e.undoDelete(t, subs, archive)
+		return err
+	}
 	return nil
 }
 
-// dropTopic ends a topic taken out of e.topics and its subscriptions.
-// Callers hold e.mu.
-func (e *Engine) dropTopic(t *Topic) {
+// undoDelete puts back a topic whose deletion could not be stored, with
+// the subscriptions and archive it had, unless its name was taken since.
+func (e *Engine) undoDelete(t *Topic, subs []*Subscription, archive []archived) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.topics[t.name] != nil {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.gone, t.subs, t.archive = false, subs, archive
+	for _, s := range subs {
+		s.removed = false
+		s.gone.Store(false)
+		e.subs[s.arn] = s
+		if s.token != "" {
+			e.tokens[s.token] = s
+		}
+	}
+	e.topics[t.name] = t
+	t.rev++
+	e.record(t.dump())
+}
+
+// dropTopic ends a topic taken out of e.topics and its subscriptions, and
+// records that it is gone. Callers hold e.mu.
+func (e *Engine) dropTopic(t *Topic) Waiter {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// Recorded under t.mu with the drop, so that no change of the topic is
+	// recorded after its deletion (each checks t.gone).
+	w := e.record(Change{DeletedTopics: []string{t.name}})
 	t.gone = true
 	for _, s := range t.subs {
 		s.remove()
@@ -174,6 +240,7 @@ func (e *Engine) dropTopic(t *Topic) {
 	}
 	t.subs = nil
 	t.archive = nil
+	return w
 }
 
 // pageSize is how many items a List* call returns at most.
@@ -257,16 +324,16 @@ func (e *Engine) SetTopicAttribute(topicArn, name, value string) error {
 	if name == AttrFifoTopic {
 		return invalid("AttributeName")
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	next := t.cfg.clone()
-	now := e.clock.Now()
-	if aerr := next.set(name, value, t.fifo, now); aerr != nil {
-		return invalid("%s", aerr.reason)
-	}
-	t.cfg = next
-	if name == AttrArchivePolicy {
-		t.pruneArchive(now)
-	}
-	return nil
+	return t.update(func() error {
+		next := t.cfg.clone()
+		now := e.clock.Now()
+		if aerr := next.set(name, value, t.fifo, now); aerr != nil {
+			return invalid("%s", aerr.reason)
+		}
+		t.cfg = next
+		if name == AttrArchivePolicy {
+			t.pruneArchive(now)
+		}
+		return nil
+	})
 }
