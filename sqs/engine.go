@@ -283,15 +283,14 @@ func sortedKeys(m map[string]string) []string {
 	return out
 }
 
-// waitForWork blocks until ch is closed, d passes on the engine's clock, ctx
-// ends or the engine closes. It reports false when the wait should stop.
-func (e *Engine) waitForWork(ctx context.Context, ch <-chan struct{}, gone <-chan struct{}, d time.Duration) bool {
-	timer, stop := clock.Wait(e.clock, d)
-	defer stop()
+// waitForWork blocks until a poll is woken, its deadline passes, ctx ends,
+// the queue is deleted or the engine closes. It reports false when the wait
+// should stop.
+func (e *Engine) waitForWork(ctx context.Context, woken, expired, gone <-chan struct{}) bool {
 	select {
-	case <-ch:
+	case <-woken:
 		return true
-	case <-timer:
+	case <-expired:
 		return true
 	case <-gone:
 		return false

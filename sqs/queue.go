@@ -36,7 +36,7 @@ type Queue struct {
 	// messages of any group in flight.
 	groups       groupTable
 	groupsOutSum int
-	notify       chan struct{} // made by a waiting long poll, closed when messages become visible
+	waiters      waitList      // long polls waiting for a message (waiters.go)
 	gone         chan struct{} // closed when the queue is deleted
 	deleted      bool
 	// deadLettered counts messages moved to the DLQ, for the dashboard.
@@ -98,15 +98,8 @@ func (q *Queue) markDeleted() {
 	defer q.unlock()
 	q.deleted = true
 	q.resetMessages()
+	q.stopDue()
 	close(q.gone)
-}
-
-// wake tells long polls that messages may be visible. Callers hold mu.
-func (q *Queue) wake() {
-	if q.notify != nil { // only long polls make one: sends without waiters allocate nothing
-		close(q.notify)
-		q.notify = nil
-	}
 }
 
 // retentionExpired reports whether r has outlived the retention period.
@@ -136,6 +129,7 @@ func (q *Queue) enterInflight(i uint32) {
 	r := q.rec(i)
 	r.state = stateInflight
 	q.inflight.push(i)
+	q.dueAtLeast(r.visibleAt)
 	if g := q.groups.of(r); g != nil {
 		g.inflight++
 		if q.fifo == nil {
@@ -155,14 +149,15 @@ func (q *Queue) leaveInflight(i uint32) {
 }
 
 // makeVisible puts a message that was delayed or in flight where receives
-// find it. Callers hold mu.
+// find it, and wakes a waiting poll for it. Callers hold mu.
 func (q *Queue) makeVisible(i uint32) {
 	if q.fifo != nil {
 		q.fifoPush(i)
-		return
+	} else {
+		q.rec(i).state = stateReturned
+		q.returned.push(i)
 	}
-	q.rec(i).state = stateReturned
-	q.returned.push(i)
+	q.wake()
 }
 
 // promote moves what has come due by now: delayed messages whose delay ended
@@ -319,7 +314,11 @@ func (q *Queue) SetAttributes(attrs map[string]string) error {
 			r.visibleAt = r.sentAt + int64(d)
 			q.delayed.push(i)
 		}
-		q.wake()
+		// Delays may now end sooner: the polls' expiry timer starts again.
+		q.stopDue()
+		if next, ok := q.nextDue(q.modified); ok {
+			q.dueAtLeast(q.modified.UnixNano() + int64(next))
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/fanout/fanout/awserr"
+	"github.com/fanout/fanout/clock"
 )
 
 // System attribute names a receive may ask for.
@@ -114,8 +115,13 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 
 	clk := q.engine.clock
 	deadline := clk.Now().Add(time.Duration(wait) * time.Second)
+	var w *waiter               // made at the first wait
+	var expired <-chan struct{} // the poll's own deadline, armed once
 	for {
 		q.lock()
+		if w != nil {
+			q.resume(w)
+		}
 		if q.deleted {
 			q.unlock()
 			return nil, nil
@@ -128,26 +134,44 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 			}
 		}
 		out, moves, err := q.take(req, now, wait > 0)
-		if q.notify == nil {
-			q.notify = make(chan struct{})
+		if len(out) > 0 {
+			q.taken()
 		}
-		notify := q.notify
-		next, hasNext := q.nextDue(now)
+		remaining := deadline.Sub(now)
+		sleep := err == nil && len(out) == 0 && remaining > 0 && !closed(expired)
+		if sleep {
+			if w == nil {
+				w = &waiter{ch: make(chan struct{}, 1)}
+				var stop func()
+				expired, stop = clock.Wait(clk, remaining)
+				defer stop()
+			}
+			q.wait(w, now)
+		}
 		q.unlock()
 		q.engine.deadLetter(q, moves)
 		if err != nil {
 			return nil, err
 		}
-		remaining := deadline.Sub(now)
-		if len(out) > 0 || remaining <= 0 {
+		if !sleep {
 			return out, nil
 		}
-		if hasNext && next < remaining {
-			remaining = next
-		}
-		if !q.engine.waitForWork(ctx, notify, q.gone, remaining) {
+		if !q.engine.waitForWork(ctx, w.ch, expired, q.gone) {
+			q.lock()
+			q.leave(w)
+			q.unlock()
 			return nil, nil
 		}
+	}
+}
+
+// closed reports whether ch (nil: never) is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -520,7 +544,6 @@ func (q *Queue) ChangeVisibility(handle string, timeout int) error {
 	q.rec(i).visibleAt = now.Add(time.Duration(timeout) * time.Second).UnixNano()
 	if timeout == 0 {
 		q.makeVisible(i)
-		q.wake()
 		return nil
 	}
 	q.enterInflight(i)

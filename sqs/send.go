@@ -207,6 +207,7 @@ func (q *Queue) enqueue(d *draft, delay *int, now time.Time) uint32 {
 		r.visibleAt = now.Add(time.Duration(dl) * time.Second).UnixNano()
 		r.state = stateDelayed
 		q.delayed.push(i)
+		q.dueAtLeast(r.visibleAt)
 		return i
 	}
 	r.visibleAt = now.UnixNano()
