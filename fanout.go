@@ -19,6 +19,8 @@ import (
 	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/admin"
+	"github.com/fanout/fanout/internal/durable"
+	"github.com/fanout/fanout/internal/oplog"
 	"github.com/fanout/fanout/internal/playground"
 	"github.com/fanout/fanout/internal/reqlog"
 	"github.com/fanout/fanout/internal/signing"
@@ -111,6 +113,10 @@ type Options struct {
 	// EndpointAllow, when set, restricts where deliveries may connect: CIDR
 	// blocks or IP addresses, checked on the resolved address.
 	EndpointAllow []string
+
+	// dataDir keeps SNS state in an op log there (see durability.go); not
+	// exported until SQS state is kept too.
+	dataDir string
 }
 
 // Credential is an access key fanout accepts when Options.Credentials is set.
@@ -131,7 +137,8 @@ type Server struct {
 	handler    http.Handler
 	router     *mux.Router // the /_fanout/ routes, kept for a test of their listing
 	started    time.Time
-	tlsCertPEM []byte // with TLS, the certificate served
+	tlsCertPEM []byte     // with TLS, the certificate served
+	store      *oplog.Log // with a data dir
 
 	http     *http.Server
 	listener net.Listener
@@ -184,8 +191,21 @@ func build(opts Options) (*Server, error) {
 		Lambda: opts.Lambda, SMTP: opts.SMTP, InsecureEndpoints: opts.InsecureEndpoints, Timeout: opts.EndpointTimeout,
 		RecordBytes: opts.RecordBytes, Backlog: opts.DeliveryBacklog, EndpointAllow: allow, Self: s.selfAddrs,
 	})
+	var recovered *durable.Recovered
+	if opts.dataDir != "" {
+		if recovered, err = s.openStore(opts.dataDir); err != nil {
+			s.deliveries.Close()
+			return nil, err
+		}
+	}
 	def := s.newNamespace(opts.Account, opts.Region)
 	s.ns = newNamespaces(def, s.newNamespace)
+	if recovered != nil {
+		if err := s.restore(recovered); err != nil {
+			s.closeEngines()
+			return nil, err
+		}
+	}
 	s.sqs, s.sns = def.sqs, def.sns
 	snsHandler := def.snsAPI
 	r := mux.NewRouter()
@@ -231,6 +251,7 @@ func (s *Server) closeEngines() {
 		ns.sqs.Close()
 	}
 	s.deliveries.Close()
+	s.closeStore()
 }
 
 // loadTopology creates what Options.ConfigFile and Options.Topology declare.
@@ -405,6 +426,7 @@ func (s *Server) Close() error {
 	}
 	s.deliveries.Close()
 	if s.http == nil {
+		s.closeStore()
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -415,5 +437,6 @@ func (s *Server) Close() error {
 		_ = s.http.Close()
 	}
 	<-s.done
+	s.closeStore()
 	return nil
 }

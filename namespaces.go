@@ -156,7 +156,7 @@ func (s *Server) newNamespace(account, region string) *namespace {
 		NoRecreateWait: s.opts.NoRecreateWait, NoPurgeWait: s.opts.NoPurgeWait,
 	})
 	ns.sns = sns.New(sns.Options{Clock: s.opts.Clock, Region: region, Account: account, Deliverer: s.deliveries,
-		CheckEndpoint: s.checkEndpoint})
+		CheckEndpoint: s.checkEndpoint, Journal: s.snsJournal(account, region)})
 	ns.sqsAPI = sqsapi.New(ns.sqs, s.opts.Logger).WithURLStyle(s.opts.QueueURLStyle).
 		WithLookup(func(a, r string) *sqs.Engine { return s.ns.sqsEngine(a, r) })
 	if s.opts.EnforcePolicies {
