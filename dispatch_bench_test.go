@@ -2,6 +2,7 @@ package fanout_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -56,6 +57,62 @@ func BenchmarkPublish(b *testing.B) {
 					b.Fatalf("%d %s", rec.Code, rec.Body)
 				}
 				if i%2000 == 1999 {
+					b.StopTimer()
+					for _, q := range queues {
+						qq, _ := s.SQS().Queue(q)
+						_ = qq.Purge()
+					}
+					b.StartTimer()
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPublishTopics publishes to a random one of many topics, each with
+// one raw SQS subscription to a queue of its own: the cost of cold topics,
+// subscriptions and queues against one topic (the load tool's topics-many).
+// go test -run '^$' -bench PublishTopics -benchmem .
+func BenchmarkPublishTopics(b *testing.B) {
+	for _, topics := range []int{1, 10000} {
+		b.Run(fmt.Sprintf("topics=%d", topics), func(b *testing.B) {
+			s, err := fanout.New(fanout.Options{NoPurgeWait: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			bodies := make([]string, topics)
+			queues := make([]string, topics)
+			for i := range topics {
+				topic, err := s.SNS().CreateTopic(fmt.Sprintf("bench-%d", i), nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				queues[i] = fmt.Sprintf("bench-%d", i)
+				q, err := s.SQS().CreateQueue(queues[i], nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				in := sns.SubscribeInput{TopicArn: topic.Arn(), Protocol: "sqs", Endpoint: q.Arn(), Attributes: map[string]string{"RawMessageDelivery": "true"}}
+				if _, err := s.SNS().Subscribe(in); err != nil {
+					b.Fatal(err)
+				}
+				bodies[i] = "Action=Publish&Version=2010-03-31&TopicArn=" + url.QueryEscape(topic.Arn()) + "&Message=" + strings.Repeat("x", 64)
+			}
+			h := s.Handler()
+			rng := rand.New(rand.NewPCG(1, 2))
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(bodies[rng.IntN(topics)]))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+				req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/sns/aws4_request, SignedHeaders=host;x-amz-date, Signature=00")
+				req.Header.Set("X-Amz-Date", "20260101T000000Z")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("%d %s", rec.Code, rec.Body)
+				}
+				if i%20000 == 19999 {
 					b.StopTimer()
 					for _, q := range queues {
 						qq, _ := s.SQS().Queue(q)

@@ -222,3 +222,45 @@ func TestDispatcherIsSafeForConcurrentUse(t *testing.T) {
 		t.Fatalf("stats %+v", d.Stats())
 	}
 }
+
+func TestTallyCountsLikeTheLookupAcrossResetsAndDispatchers(t *testing.T) {
+	t.Parallel()
+	ok := &fakeQueue{}
+	d := newTestDispatcher(fakeQueues{queueArn: ok}, &fakeSigner{}, false)
+	var tally Tally
+	sub := Subscriber{Arn: "s1", Protocol: "sqs", Endpoint: queueArn, Tally: &tally}
+	counts := func(d *Dispatcher) (total, s1 int64) {
+		s := d.Stats()
+		for _, c := range s.Subscriptions {
+			if c.SubscriptionArn == "s1" {
+				s1 = c.Delivered
+			}
+		}
+		return s.Delivered, s1
+	}
+	for range 3 {
+		if err := d.Deliver(message(), sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if total, s1 := counts(d); total != 3 || s1 != 3 {
+		t.Fatalf("delivered %d, s1 %d; want 3 and 3", total, s1)
+	}
+	d.Reset() // the tally's counts are stale now
+	if err := d.Deliver(message(), sub); err != nil {
+		t.Fatal(err)
+	}
+	if total, s1 := counts(d); total != 1 || s1 != 1 {
+		t.Fatalf("after Reset: delivered %d, s1 %d; want 1 and 1", total, s1)
+	}
+	other := newTestDispatcher(fakeQueues{queueArn: ok}, &fakeSigner{}, false)
+	if err := other.Deliver(message(), sub); err != nil {
+		t.Fatal(err)
+	}
+	if total, s1 := counts(other); total != 1 || s1 != 1 {
+		t.Fatalf("another dispatcher: delivered %d, s1 %d", total, s1)
+	}
+	if total, s1 := counts(d); total != 1 || s1 != 1 {
+		t.Fatalf("the first dispatcher counted another's delivery: %d, %d", total, s1)
+	}
+}

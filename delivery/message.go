@@ -130,6 +130,9 @@ type Subscriber struct {
 	// Gone, when set, reports whether the subscription has been deleted
 	// since: a notification still waiting for a retry is then dropped.
 	Gone func() bool
+	// Tally, when set, is where the dispatcher finds this subscription's
+	// counts without looking its ARN up; keep one per subscription.
+	Tally *Tally
 }
 
 // policy returns the delivery policy in force for the subscriber.

@@ -69,16 +69,39 @@ type stats struct {
 	mu       sync.Mutex
 	total    SubscriptionCounts
 	subs     map[string]*SubscriptionCounts
+	gen      uint64 // bumped by init: tallies of an earlier generation are stale
 	failures []FailureRecord
 }
 
-func (s *stats) init() { s.subs = map[string]*SubscriptionCounts{} }
+// Tally holds a subscription's place in a dispatcher's counts. A
+// subscription that keeps one and passes it in each Subscriber is counted
+// without a lookup by ARN: with many subscriptions that map lookup touches
+// cold memory on every delivery. The zero Tally is ready to use. It serves
+// one dispatcher at a time (its lock guards it); one used with another
+// dispatcher, or kept across a Reset, falls back to the lookup.
+type Tally struct {
+	owner  *stats
+	counts *SubscriptionCounts // guarded by owner.mu
+	gen    uint64
+}
+
+func (s *stats) init() {
+	s.subs = map[string]*SubscriptionCounts{}
+	s.gen++
+}
 
 func (s *stats) sub(sub Subscriber) *SubscriptionCounts {
+	t := sub.Tally
+	if t != nil && t.owner == s && t.gen == s.gen && t.counts.SubscriptionArn == sub.Arn {
+		return t.counts
+	}
 	c := s.subs[sub.Arn]
 	if c == nil {
 		c = &SubscriptionCounts{SubscriptionArn: sub.Arn, Protocol: sub.Protocol, Endpoint: sub.Endpoint}
 		s.subs[sub.Arn] = c
+	}
+	if t != nil {
+		t.owner, t.counts, t.gen = s, c, s.gen
 	}
 	return c
 }

@@ -38,6 +38,7 @@ type Subscription struct {
 	// isGone is gone.Load as a func value, made once: a method value made
 	// per delivery would be an allocation per delivery.
 	isGone func() bool
+	tally  delivery.Tally // the dispatcher's counts for it, found without a lookup
 	// matched and filtered count the topic's messages that passed the
 	// filter policy and those it dropped, for the dashboard's edges.
 	matched, filtered atomic.Int64
@@ -55,7 +56,7 @@ func (s *Subscription) Arn() string { return s.arn }
 // subscriber is the subscription as delivery needs it: the delivery policy
 // in force now, from the topic's and its own. Callers hold the topic's mu.
 func (s *Subscription) subscriber() delivery.Subscriber {
-	sub := delivery.Subscriber{Arn: s.arn, Protocol: s.protocol, Endpoint: s.endpoint, Raw: s.cfg.raw, DeadLetterArn: s.cfg.dlq, Gone: s.isGone}
+	sub := delivery.Subscriber{Arn: s.arn, Protocol: s.protocol, Endpoint: s.endpoint, Raw: s.cfg.raw, DeadLetterArn: s.cfg.dlq, Gone: s.isGone, Tally: &s.tally}
 	if retrypolicy.IsHTTP(s.protocol) {
 		p := retrypolicy.Resolve(s.protocol, s.topic.cfg.deliveryPolicy, s.cfg.deliveryPolicy)
 		sub.Policy = &p
