@@ -119,9 +119,7 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 	var expired <-chan struct{} // the poll's own deadline, armed once
 	for {
 		q.lock()
-		if w != nil {
-			q.resume(w)
-		}
+		woken := w != nil && q.resume(w)
 		if q.deleted {
 			q.unlock()
 			return nil, nil
@@ -129,6 +127,9 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 		now := clk.Now()
 		if req.attemptID != "" {
 			if out, ok := q.replay(req.attemptID, now); ok {
+				if woken {
+					q.wake() // it takes nothing: the wake goes on
+				}
 				q.unlock()
 				return out, nil
 			}
