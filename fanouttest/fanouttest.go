@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,7 @@ import (
 	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/sdktest"
+	"github.com/fanout/fanout/sqs"
 	"github.com/fanout/fanout/topology"
 )
 
@@ -172,6 +174,20 @@ func (s *Server) AWSConfig() aws.Config {
 	}
 }
 
+// AWSConfigFor is AWSConfig for another account and region: its access key
+// id is the 12-digit account, which is how fanout picks a call's account,
+// and region "" means the server's. Queues and topics made through it live
+// in that (account, region) namespace; Peek and the other helpers find them
+// by their queue URL.
+func (s *Server) AWSConfigFor(account, region string) aws.Config {
+	cfg := s.AWSConfig()
+	if region != "" {
+		cfg.Region = region
+	}
+	cfg.Credentials = credentials.NewStaticCredentialsProvider(account, "test", "")
+	return cfg
+}
+
 // SQSClient returns an SQS client of aws-sdk-go-v2 pointed at the server.
 func (s *Server) SQSClient(optFns ...func(*awssqs.Options)) *awssqs.Client {
 	return awssqs.NewFromConfig(s.AWSConfig(), optFns...)
@@ -225,12 +241,59 @@ func (s *Server) Deliveries(messageID string) []delivery.Record {
 	return s.srv.Deliveries().Deliveries(messageID)
 }
 
-// queueName takes a queue name or URL.
-func queueName(queue string) string {
-	if i := strings.LastIndexByte(queue, '/'); i >= 0 {
-		return queue[i+1:]
+// queueEngine finds the engine and name of a queue given by name (the
+// default namespace's) or by URL: a URL names its account in its path and
+// may name its region (sqs.REGION.… hosts, /queue/REGION/ACCOUNT/NAME
+// paths); without a region, the account's namespace that holds the queue,
+// the server's region first.
+func (s *Server) queueEngine(queue string) (*sqs.Engine, string) {
+	i := strings.LastIndexByte(queue, '/')
+	if i < 0 {
+		return s.srv.SQS(), queue
 	}
-	return queue
+	name := queue[i+1:]
+	u, err := url.Parse(queue)
+	if err != nil {
+		return s.srv.SQS(), name
+	}
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	if len(parts) < 2 || !isAccount(parts[len(parts)-2]) {
+		return s.srv.SQS(), name
+	}
+	account, region := parts[len(parts)-2], ""
+	if len(parts) >= 3 && parts[len(parts)-3] != "queue" {
+		region = parts[len(parts)-3]
+	} else if host := u.Hostname(); strings.HasPrefix(host, "sqs.") {
+		region, _, _ = strings.Cut(strings.TrimPrefix(host, "sqs."), ".")
+	}
+	engines := s.srv.TopologyEngines()
+	if region != "" {
+		return engines.Namespace(account, region, false).SQS, name
+	}
+	found := engines.Namespace(account, s.Region(), false).SQS
+	for _, ns := range engines.Namespaces() {
+		if ns.SQS.Account() != account || ns.SQS.Region() == s.Region() {
+			continue
+		}
+		if _, err := found.Queue(name); err != nil {
+			if _, err := ns.SQS.Queue(name); err == nil {
+				found = ns.SQS
+			}
+		}
+	}
+	return found, name
+}
+
+func isAccount(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // panicTB stands in for a test outside one (Run, examples).

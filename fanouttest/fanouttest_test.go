@@ -393,3 +393,36 @@ func BenchmarkStartStop(b *testing.B) {
 		srv.Close()
 	}
 }
+
+// A client of AWSConfigFor lands in its account and region, and Peek finds
+// a queue of that namespace by its URL, whatever the URL's style, apart
+// from the queue of the same name in the default namespace.
+func TestAnotherAccountAndRegion(t *testing.T) {
+	t.Parallel()
+	srv := fanouttest.Start(t)
+	other := awssqs.NewFromConfig(srv.AWSConfigFor("111111111111", "eu-west-1"))
+	mine := srv.SQSClient()
+	otherURL := *must(other.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String("jobs")})).QueueUrl
+	myURL := *must(mine.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String("jobs")})).QueueUrl
+	if !strings.Contains(otherURL, "/111111111111/jobs") || otherURL == myURL {
+		t.Fatalf("queue URLs %s and %s", otherURL, myURL)
+	}
+	must(other.SendMessage(ctx, &awssqs.SendMessageInput{QueueUrl: &otherURL, MessageBody: aws.String("theirs")}))
+	must(mine.SendMessage(ctx, &awssqs.SendMessageInput{QueueUrl: &myURL, MessageBody: aws.String("mine")}))
+	srvURL := srv.URL()
+	for _, u := range []string{otherURL, srvURL + "/queue/eu-west-1/111111111111/jobs", "http://sqs.eu-west-1.localhost:4566/111111111111/jobs"} {
+		got := srv.Peek(u)
+		if len(got) != 1 || got[0].Body != "theirs" {
+			t.Errorf("Peek(%s) = %+v", u, got)
+		}
+	}
+	for _, u := range []string{myURL, "jobs"} {
+		if got := srv.Peek(u); len(got) != 1 || got[0].Body != "mine" {
+			t.Errorf("Peek(%s) = %+v", u, got)
+		}
+	}
+	attrs := must(other.GetQueueAttributes(ctx, &awssqs.GetQueueAttributesInput{QueueUrl: &otherURL, AttributeNames: []sqstypes.QueueAttributeName{"QueueArn"}}))
+	if arn := attrs.Attributes["QueueArn"]; arn != "arn:aws:sqs:eu-west-1:111111111111:jobs" {
+		t.Errorf("QueueArn %s", arn)
+	}
+}

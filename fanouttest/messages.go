@@ -21,7 +21,8 @@ func (s *Server) Peek(queue string, states ...sqs.MessageState) []sqs.PeekedMess
 }
 
 func (s *Server) peek(queue string, states []sqs.MessageState) ([]sqs.PeekedMessage, error) {
-	r, err := s.srv.SQS().Peek(queueName(queue), sqs.PeekOptions{States: states, Limit: sqs.MaxPeekLimit})
+	engine, name := s.queueEngine(queue)
+	r, err := engine.Peek(name, sqs.PeekOptions{States: states, Limit: sqs.MaxPeekLimit})
 	return r.Messages, err
 }
 
