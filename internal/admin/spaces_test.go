@@ -157,19 +157,7 @@ func TestAdminCoversEveryNamespace(t *testing.T) {
 	// Actions reach the namespace too, seen by that namespace's SDK client.
 	e.json("POST", "/_fanout/sqs/queues/orders/send?account=111111111111&region=eu-west-1", `{"body":"from the page"}`, 200, nil)
 	e.json("POST", "/_fanout/sns/topics/events/publish", `{"message":"published"}`, 200, nil)
-	if err := e.srv.Deliveries().Settle(e.ctx); err != nil { // the publish's delivery to the queue, on a worker
-		t.Fatal(err)
-	}
-	bodies := map[string]bool{}
-	for i := 0; i < 5 && len(bodies) < 3; i++ {
-		out, err := euSQS.ReceiveMessage(e.ctx, &sqs.ReceiveMessageInput{QueueUrl: &euOrders, MaxNumberOfMessages: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range out.Messages {
-			bodies[*m.Body] = true
-		}
-	}
+	bodies := e.receiveAll(euSQS, euOrders, 3)
 	if !bodies["from the page"] || !bodies["in orders"] || len(bodies) != 3 {
 		t.Fatalf("eu orders received %v", bodies)
 	}
@@ -324,4 +312,25 @@ func TestMoveTasksOfEveryNamespace(t *testing.T) {
 	if len(list.Tasks) != 0 {
 		t.Fatalf("move tasks of the default account: %+v", list)
 	}
+}
+
+// receiveAll waits for the deliveries in progress (a publish's to a queue
+// runs on a worker), then receives from queue until it has seen n distinct
+// bodies or five receives came back, and returns the bodies seen.
+func (e *env) receiveAll(client *sqs.Client, queue string, n int) map[string]bool {
+	e.t.Helper()
+	if err := e.srv.Deliveries().Settle(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	bodies := map[string]bool{}
+	for i := 0; i < 5 && len(bodies) < n; i++ {
+		out, err := client.ReceiveMessage(e.ctx, &sqs.ReceiveMessageInput{QueueUrl: &queue, MaxNumberOfMessages: 10})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, m := range out.Messages {
+			bodies[*m.Body] = true
+		}
+	}
+	return bodies
 }
