@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 	"sync"
+
+	"github.com/fanout/fanout/internal/iampolicy"
 )
 
 // A queue policy decides whether SNS may send to the queue. AWS requires a
@@ -16,37 +18,20 @@ import (
 
 // policyDoc is an IAM policy document, as much of it as this check reads.
 type policyDoc struct {
-	Statement oneOrMore[statement] `json:"Statement"`
+	Statement iampolicy.OneOrMore[statement] `json:"Statement"`
 }
 
 type statement struct {
-	Sid       string                                  `json:"Sid"`
-	Effect    string                                  `json:"Effect"`
-	Principal json.RawMessage                         `json:"Principal"`
-	Action    oneOrMore[string]                       `json:"Action"`
-	Resource  oneOrMore[string]                       `json:"Resource"`
-	Condition map[string]map[string]oneOrMore[string] `json:"Condition"`
+	Sid       string                                            `json:"Sid"`
+	Effect    string                                            `json:"Effect"`
+	Principal json.RawMessage                                   `json:"Principal"`
+	Action    iampolicy.OneOrMore[string]                       `json:"Action"`
+	Resource  iampolicy.OneOrMore[string]                       `json:"Resource"`
+	Condition map[string]map[string]iampolicy.OneOrMore[string] `json:"Condition"`
 	// Statements written with NotPrincipal or NotAction are not evaluated:
 	// they never grant SNS access here.
 	NotPrincipal json.RawMessage `json:"NotPrincipal"`
 	NotAction    json.RawMessage `json:"NotAction"`
-}
-
-// oneOrMore reads a JSON value that may be a single item or an array of them.
-type oneOrMore[T any] []T
-
-func (o *oneOrMore[T]) UnmarshalJSON(b []byte) error {
-	var many []T
-	if err := json.Unmarshal(b, &many); err == nil {
-		*o = many
-		return nil
-	}
-	var one T
-	if err := json.Unmarshal(b, &one); err != nil {
-		return err
-	}
-	*o = []T{one}
-	return nil
 }
 
 // policyCache keeps parsed policies by their text: a queue's policy rarely
@@ -128,8 +113,8 @@ func principalIsSNS(raw json.RawMessage) bool {
 		return star == "*"
 	}
 	var p struct {
-		AWS     oneOrMore[string] `json:"AWS"`
-		Service oneOrMore[string] `json:"Service"`
+		AWS     iampolicy.OneOrMore[string] `json:"AWS"`
+		Service iampolicy.OneOrMore[string] `json:"Service"`
 	}
 	if json.Unmarshal(raw, &p) != nil {
 		return false
@@ -182,7 +167,7 @@ func wildcard(pattern, v string) bool {
 // aws:SourceArn (the topic) and aws:SourceAccount (its account), under
 // ArnEquals, ArnLike, StringEquals and StringLike. Any other condition
 // cannot be shown to hold, so the statement does not apply.
-func conditionsHold(cond map[string]map[string]oneOrMore[string], topicArn string) bool {
+func conditionsHold(cond map[string]map[string]iampolicy.OneOrMore[string], topicArn string) bool {
 	account := ""
 	if parts := strings.SplitN(topicArn, ":", 6); len(parts) == 6 {
 		account = parts[4]

@@ -16,7 +16,7 @@ import (
 // grants nothing, a Deny denies nothing).
 func AllowsAccount(text, account, action, resource string) bool {
 	var doc struct {
-		Statement oneOrMore[statement]
+		Statement OneOrMore[statement]
 	}
 	if json.Unmarshal([]byte(text), &doc) != nil {
 		return false
@@ -39,9 +39,9 @@ func AllowsAccount(text, account, action, resource string) bool {
 type statement struct {
 	Effect       string
 	Principal    json.RawMessage
-	Action       oneOrMore[string]
-	Resource     oneOrMore[string]
-	Condition    map[string]map[string]oneOrMore[string]
+	Action       OneOrMore[string]
+	Resource     OneOrMore[string]
+	Condition    map[string]map[string]OneOrMore[string]
 	NotPrincipal json.RawMessage
 	NotAction    json.RawMessage
 	NotResource  json.RawMessage
@@ -92,7 +92,7 @@ func principalNames(raw json.RawMessage, account string) bool {
 	if json.Unmarshal(raw, &star) == nil {
 		return star == "*"
 	}
-	var p struct{ AWS oneOrMore[string] }
+	var p struct{ AWS OneOrMore[string] }
 	if json.Unmarshal(raw, &p) != nil {
 		return false
 	}
@@ -123,10 +123,11 @@ func wildcard(pattern, v string) bool {
 	return err == nil && ok
 }
 
-// oneOrMore reads a JSON value that may be one item or an array of them.
-type oneOrMore[T any] []T
+// OneOrMore reads a JSON value that may be one item or an array of them,
+// as IAM policies write Action, Resource and condition values.
+type OneOrMore[T any] []T
 
-func (o *oneOrMore[T]) UnmarshalJSON(b []byte) error {
+func (o *OneOrMore[T]) UnmarshalJSON(b []byte) error {
 	var many []T
 	if err := json.Unmarshal(b, &many); err == nil {
 		*o = many
