@@ -179,7 +179,10 @@ func (l *lanes) take(ln *lane) *run {
 		return nil
 	}
 	r := &run{lane: ln, budget: budgetFast}
-	if ln.slow {
+	// A slow lane whose last attempt succeeded (not suspect) may take a fast
+	// slot when the slow budget is full: a live endpoint misjudged slow (a
+	// pause of the machine) must not wait behind endpoints that hang.
+	if ln.slow && (ln.suspect || l.slow < l.maxSlow) {
 		if l.slow >= l.maxSlow {
 			return nil
 		}

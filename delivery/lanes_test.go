@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -133,4 +134,51 @@ func TestResetLetsGoOfEveryLane(t *testing.T) {
 	if busy != 0 || counts["s"].pending != 0 {
 		t.Fatalf("after the reset: %+v, %d busy", counts, busy)
 	}
+}
+
+// A live subscription once misjudged slow gets a fast slot back even while
+// hanging endpoints fill the slow budget. Not parallel: it times attempts.
+func TestMisjudgedSlowGetsAFastSlotWhenTheSlowBudgetIsFull(t *testing.T) {
+	dead := &fakeEndpoint{isRemote: true, hold: make(chan struct{})}
+	live := &pausingEndpoint{liveEndpoint: liveEndpoint{done: make(chan string, 1000)}}
+	d := fakeDispatcher(clock.NewManual(time.Unix(0, 0)), dead, 4)
+	d.endpoints["live"] = live
+	d.lanes.slowTime = time.Millisecond
+	for s := 0; s < 4*slowBudget; s++ {
+		_ = d.Deliver(&Message{ID: fmt.Sprint(s)}, Subscriber{Arn: fmt.Sprint("dead", s), Protocol: "fake"})
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+		d.lanes.mu.Lock()
+		full := d.lanes.slow >= d.lanes.maxSlow
+		d.lanes.mu.Unlock()
+		if full {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hanging endpoints never filled the slow budget")
+		}
+	}
+	// Its first attempt pauses past slowTime and succeeds: the lane is slow.
+	_ = d.Deliver(&Message{ID: "live-first"}, Subscriber{Arn: "live", Protocol: "live"})
+	waitFor(t, live.done, 1)
+	for i := 0; i < 20; i++ {
+		_ = d.Deliver(&Message{ID: fmt.Sprint("live-", i)}, Subscriber{Arn: "live", Protocol: "live"})
+	}
+	waitFor(t, live.done, 20)
+	dead.ok.Store(true)
+	close(dead.hold)
+	settle(t, d)
+}
+
+// pausingEndpoint is a live endpoint whose first attempt takes 20 ms.
+type pausingEndpoint struct {
+	liveEndpoint
+	paused atomic.Bool
+}
+
+func (e *pausingEndpoint) attempt(d *Dispatcher, j *job) result {
+	if !e.paused.Swap(true) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return e.liveEndpoint.attempt(d, j)
 }
