@@ -9,27 +9,89 @@ import (
 	"github.com/fanout/fanout/sns"
 )
 
-// The data dir (issue 14) is not usable yet: SNS engines are persisted, SQS
-// engines are not, so Options has no exported field for it and cmd/fanout
-// refuses --data-dir. This is the plumbing the exported option will use:
-// the op log is opened before the engines, each namespace's SNS engine
-// journals to it, the namespaces it holds are made again at start (they are
-// otherwise made lazily, on a first create) and restored, and a compaction
-// dumps every namespace.
+// Durability is what a 2xx reply promises when Options.DataDir is set.
+type Durability int
 
-// openStore opens dir and returns what it recovered.
-func (s *Server) openStore(dir string) (*durable.Recovered, error) {
-	got := durable.NewRecovered()
-	log, rec, err := oplog.Open(dir, oplog.Options{
+const (
+	// StrictDurability: a change is on disk (fsync'd) before its reply is
+	// sent; concurrent calls share one fsync (group commit).
+	StrictDurability Durability = iota
+	// RelaxedDurability: a change is acknowledged at once and written and
+	// fsync'd with the others of its Options.SyncInterval; a crash (of
+	// fanout or of the machine) may lose the acknowledged changes of that
+	// last interval, whole changes only, never part of one.
+	RelaxedDurability
+)
+
+// String is the mode's flag value: strict or relaxed.
+func (d Durability) String() string {
+	switch d {
+	case StrictDurability:
+		return "strict"
+	case RelaxedDurability:
+		return "relaxed"
+	}
+	return fmt.Sprintf("Durability(%d)", int(d))
+}
+
+// ParseDurability reads strict or relaxed.
+func ParseDurability(s string) (Durability, error) {
+	switch s {
+	case "strict":
+		return StrictDurability, nil
+	case "relaxed":
+		return RelaxedDurability, nil
+	}
+	return 0, fmt.Errorf("durability %q: use strict or relaxed", s)
+}
+
+// The data dir (issue 14): the op log is opened before the engines, each
+// namespace's SNS engine journals to it, the namespaces it holds are made
+// again at start (they are otherwise made lazily, on a first create) and
+// restored, and a compaction dumps every namespace.
+
+// storeOptions are the op log's options for s's Durability.
+func (s *Server) storeOptions() (oplog.Options, error) {
+	o := oplog.Options{
 		Snapshot: s.snapshot,
 		Logf: func(format string, args ...any) {
 			s.opts.Logger.Warn(fmt.Sprintf(format, args...))
 		},
-	}, got.Load)
+	}
+	switch s.opts.Durability {
+	case StrictDurability:
+	case RelaxedDurability:
+		o.Mode, o.Interval = oplog.Relaxed, s.opts.SyncInterval
+	default:
+		return o, fmt.Errorf("data dir: unknown %v: use StrictDurability or RelaxedDurability", s.opts.Durability)
+	}
+	if s.opts.SyncInterval < 0 {
+		return o, fmt.Errorf("data dir: sync interval %v: use a positive duration", s.opts.SyncInterval)
+	}
+	return o, nil
+}
+
+// openStore opens dir and returns what it recovered.
+func (s *Server) openStore(dir string) (*durable.Recovered, error) {
+	got := durable.NewRecovered()
+	o, err := s.storeOptions()
 	if err != nil {
 		return nil, err
 	}
+	log, rec, err := oplog.Open(dir, o, got.Load)
+	var version *oplog.VersionError
+	switch {
+	case err == nil:
+	case errors.Is(err, oplog.ErrLocked):
+		return nil, err // it names the dir and its holder
+	case errors.As(err, &version):
+		return nil, fmt.Errorf("data dir %s: %w", dir, version)
+	default:
+		return nil, fmt.Errorf("data dir %s: %w", dir, err)
+	}
 	s.opts.Logger.Info("data dir opened", "dir", dir, "keys", rec.Keys, "bytes", rec.Bytes)
+	// Until the SQS engines journal too (issue 14), say so at every start.
+	s.opts.Logger.Warn("data dir: SQS queues and messages are not yet kept: only SNS topics and subscriptions survive a restart", "dir", dir)
 	s.store = log
 	return got, nil
 }

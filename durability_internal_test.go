@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -25,7 +26,7 @@ func TestDataDirRestoresEveryNamespacesTopics(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	start := func() *Server {
-		s, err := Start(ctx, Options{dataDir: dir})
+		s, err := Start(ctx, Options{DataDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,5 +83,25 @@ func TestDataDirRestoresEveryNamespacesTopics(t *testing.T) {
 		if got := read(c, arn); !reflect.DeepEqual(got, before[who]) {
 			t.Errorf("%s namespace after a restart:\n%+v\nwant\n%+v", who, got, before[who])
 		}
+	}
+}
+
+func TestDurabilityOptionsAreChecked(t *testing.T) {
+	for _, o := range []Options{
+		{DataDir: t.TempDir(), Durability: Durability(7)},
+		{DataDir: t.TempDir(), Durability: RelaxedDurability, SyncInterval: -time.Second},
+	} {
+		if s, err := New(o); err == nil {
+			s.Close()
+			t.Errorf("%+v accepted", o)
+		}
+	}
+	for _, in := range []string{"strict", "relaxed"} {
+		if d, err := ParseDurability(in); err != nil || d.String() != in {
+			t.Errorf("%q: %v %v", in, d, err)
+		}
+	}
+	if _, err := ParseDurability("fast"); err == nil {
+		t.Error("fast accepted")
 	}
 }

@@ -114,9 +114,17 @@ type Options struct {
 	// blocks or IP addresses, checked on the resolved address.
 	EndpointAllow []string
 
-	// dataDir keeps SNS state in an op log there (see durability.go); not
-	// exported until SQS state is kept too.
-	dataDir string
+	// DataDir, when set, keeps fanout's state in an op log in that
+	// directory (created if needed), restored at the next start; without
+	// it everything lives in memory only. One fanout at a time may use a
+	// data dir. See durability.go.
+	DataDir string
+	// Durability is what a 2xx reply promises with a DataDir:
+	// StrictDurability (the default) or RelaxedDurability.
+	Durability Durability
+	// SyncInterval bounds, with RelaxedDurability, how long an acknowledged write
+	// may wait for its fsync; default 100 ms.
+	SyncInterval time.Duration
 }
 
 // Credential is an access key fanout accepts when Options.Credentials is set.
@@ -192,8 +200,8 @@ func build(opts Options) (*Server, error) {
 		RecordBytes: opts.RecordBytes, Backlog: opts.DeliveryBacklog, EndpointAllow: allow, Self: s.selfAddrs,
 	})
 	var recovered *durable.Recovered
-	if opts.dataDir != "" {
-		if recovered, err = s.openStore(opts.dataDir); err != nil {
+	if opts.DataDir != "" {
+		if recovered, err = s.openStore(opts.DataDir); err != nil {
 			s.deliveries.Close()
 			return nil, err
 		}

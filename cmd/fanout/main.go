@@ -174,7 +174,7 @@ type serveConfig struct {
 	lambdas                                 lambdaFlag
 	smtp                                    string
 	insecure                                bool
-	dataDir                                 string // refused until persistence is wired (issue 14)
+	dur                                     durabilityConfig // durability.go: --data-dir and its mode
 	timeout                                 time.Duration
 	version                                 bool
 	memLimit                                memoryLimit    // memory.go: --memory-limit
@@ -208,11 +208,11 @@ func serveFlags() (*flag.FlagSet, *serveConfig) {
 	fs.BoolVar(&c.insecure, "insecure-endpoints", false, "accept self-signed certificates from https subscriptions")
 	fs.DurationVar(&c.timeout, "endpoint-timeout", 15*time.Second, "how long an HTTP/S, Lambda or SMTP endpoint has to answer")
 	fs.BoolVar(&c.version, "version", false, "print fanout's version and exit")
-	fs.StringVar(&c.dataDir, "data-dir", "", "not yet: fanout keeps everything in memory, so it refuses to start with this rather than lose what it would seem to keep")
 	fs.Var(&c.memLimit, "memory-limit", "Go's soft memory limit, as GOMEMLIMIT (e.g. 4GiB, or off): sends answer RequestThrottled once live memory passes 3/4 of it (default GOMEMLIMIT, else half the machine's or cgroup's memory)")
 	c.door.flags(fs)
 	c.topo.flags(fs)
 	c.deliv.flags(fs)
+	c.dur.flags(fs)
 	return fs, c
 }
 
@@ -292,11 +292,6 @@ func serve(args []string, lookup func(string) (string, bool), stderr io.Writer) 
 	default:
 		return usagef("--queue-url-style %q: use standard, domain or path", c.urlStyle)
 	}
-	if c.dataDir != "" {
-		// Starting anyway would look durable and lose everything on the
-		// next restart: worse than no flag.
-		return usagef("--data-dir %q: not yet persisted: this fanout keeps all state in memory only (durability is issue 14); start it without --data-dir", c.dataDir)
-	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(c.level)); err != nil {
 		return usagef("--log-level %q: use debug, info, warn or error", c.level)
@@ -336,6 +331,9 @@ func serve(args []string, lookup func(string) (string, bool), stderr io.Writer) 
 		return err
 	}
 	if err := c.deliv.apply(&opts); err != nil {
+		return err
+	}
+	if err := c.dur.apply(fs, &opts); err != nil {
 		return err
 	}
 	s, err := fanout.Start(ctx, opts)

@@ -158,7 +158,11 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"--account", "12345678901a"}, status: 2, errOut: `--account`},
 		{args: []string{"--endpoint-timeout", "5"}, status: 2, errOut: "invalid value"},
 		{args: []string{"--lambda", "nourl"}, status: 2, errOut: `"nourl" is not NAME=URL`},
-		{args: []string{"--data-dir", "/var/lib/fanout"}, status: 2, errOut: `--data-dir "/var/lib/fanout": not yet persisted`},
+		{args: []string{"--data-dir", "d", "--durability", "fast"}, status: 2, errOut: `--durability "fast": use strict or relaxed`},
+		{args: []string{"--durability", "relaxed"}, status: 2, errOut: "need --data-dir"},
+		{args: []string{"--sync-interval", "1s"}, status: 2, errOut: "need --data-dir"},
+		{args: []string{"--data-dir", "d", "--sync-interval", "1s"}, status: 2, errOut: "--sync-interval is for --durability relaxed"},
+		{args: []string{"--data-dir", "d", "--durability", "relaxed", "--sync-interval", "0s"}, status: 2, errOut: `--sync-interval 0s: use a positive duration`},
 	} {
 		var stdout, stderr strings.Builder
 		status := cli(tc.args, &stdout, &stderr)

@@ -30,10 +30,10 @@ type Mode int
 const (
 	// Durable acknowledges a batch only after it is fsync'd.
 	Durable Mode = iota
-	// Relaxed acknowledges at enqueue and fsyncs at most every
-	// Options.Interval: a crash (of the machine, not just the process:
-	// written data is in the page cache) may lose the last Interval of
-	// acknowledged batches, never part of a batch.
+	// Relaxed acknowledges at enqueue and writes and fsyncs what was
+	// enqueued every Options.Interval: a crash (of the process or of the
+	// machine: batches wait in the process's buffer until the tick) may
+	// lose the last Interval of acknowledged batches, never part of one.
 	Relaxed
 )
 
@@ -172,7 +172,7 @@ func open(dir string, opts Options, load persist.Loader, openSeg func(string) (s
 	}
 	lock, err := lockDir(dir)
 	if err != nil {
-		return nil, rec, fmt.Errorf("oplog: %w", err)
+		return nil, rec, err // it names the dir and what to do
 	}
 	fail := func(err error) (*Log, Recovery, error) {
 		lock.Close()
