@@ -3,10 +3,13 @@ package fanout
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/fanout/fanout/internal/durable"
 	"github.com/fanout/fanout/internal/oplog"
 	"github.com/fanout/fanout/sns"
+	"github.com/fanout/fanout/sqs"
 )
 
 // Durability is what a 2xx reply promises when Options.DataDir is set.
@@ -73,6 +76,7 @@ func (s *Server) storeOptions() (oplog.Options, error) {
 
 // openStore opens dir and returns what it recovered.
 func (s *Server) openStore(dir string) (*durable.Recovered, error) {
+	began := time.Now()
 	got := durable.NewRecovered()
 	o, err := s.storeOptions()
 	if err != nil {
@@ -89,7 +93,7 @@ func (s *Server) openStore(dir string) (*durable.Recovered, error) {
 	default:
 		return nil, fmt.Errorf("data dir %s: %w", dir, err)
 	}
-	s.opts.Logger.Info("data dir opened", "dir", dir, "keys", rec.Keys, "bytes", rec.Bytes)
+	s.opened = opened{rec: rec, began: began}
 	// Until the SQS engines journal too (issue 14), say so at every start.
 	s.opts.Logger.Warn("data dir: SQS queues and messages are not yet kept: only SNS topics and subscriptions survive a restart", "dir", dir)
 	s.store = log
@@ -126,6 +130,41 @@ func (s *Server) restore(got *durable.Recovered) error {
 		}
 	}
 	return nil
+}
+
+// opened is what opening the data dir found, for the start-up line.
+type opened struct {
+	rec   oplog.Recovery
+	began time.Time
+}
+
+// logRestored says, once the engines are restored, where the data lives,
+// how much it holds and how long recovery took.
+func (s *Server) logRestored() {
+	var topics, subs, queues, messages int
+	all := s.ns.all()
+	for _, ns := range all {
+		for _, t := range ns.sns.Summaries() {
+			topics++
+			subs += len(t.Subscriptions)
+		}
+		for _, name := range ns.sqs.ListQueues("") {
+			q, err := ns.sqs.Queue(name)
+			if err != nil {
+				continue
+			}
+			queues++
+			attrs, _ := q.Attributes([]string{sqs.AttrApproximateNumberOfMessages, sqs.AttrApproximateNotVisible, sqs.AttrApproximateDelayed})
+			for _, a := range attrs {
+				n, _ := strconv.Atoi(a.Value)
+				messages += n
+			}
+		}
+	}
+	r := s.opened.rec
+	s.opts.Logger.Info("data dir opened", "dir", s.store.Dir(), "durability", s.opts.Durability.String(),
+		"keys", r.Keys, "bytes", r.Bytes, "namespaces", len(all), "topics", topics, "subscriptions", subs,
+		"queues", queues, "messages", messages, "took", time.Since(s.opened.began).Round(time.Millisecond))
 }
 
 // closeStore makes everything enqueued durable and releases the data dir.

@@ -147,6 +147,7 @@ type Server struct {
 	started    time.Time
 	tlsCertPEM []byte     // with TLS, the certificate served
 	store      *oplog.Log // with a data dir
+	opened     opened     // what opening it found
 
 	http     *http.Server
 	listener net.Listener
@@ -213,6 +214,7 @@ func build(opts Options) (*Server, error) {
 			s.closeEngines()
 			return nil, err
 		}
+		s.logRestored()
 	}
 	s.sqs, s.sns = def.sqs, def.sns
 	snsHandler := def.snsAPI

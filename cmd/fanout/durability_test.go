@@ -125,7 +125,12 @@ func TestBinaryKeepsStateInDataDir(t *testing.T) {
 	}
 	stopBinary(t, cmd)
 
-	cmd, ep, _ = startWithLog(t, bin, nil, "--addr", "127.0.0.1:0", "--data-dir", dir, "--durability", "relaxed", "--sync-interval", "10ms")
+	cmd, ep, log = startWithLog(t, bin, nil, "--addr", "127.0.0.1:0", "--data-dir", dir, "--durability", "relaxed", "--sync-interval", "10ms")
+	if line, ok := log.find("data dir opened", "durability=relaxed", "topics=1 ", "took="); !ok {
+		t.Errorf("no start-up line saying what was restored: %q", log.lines)
+	} else {
+		t.Log(line)
+	}
 	out, err := snsClient(ep).GetTopicAttributes(ctx, &sns.GetTopicAttributesInput{TopicArn: topic.TopicArn})
 	if err != nil {
 		t.Fatalf("the topic after a restart: %v", err)
