@@ -3,7 +3,9 @@ package fanout
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/fanout/fanout/internal/durable"
@@ -60,6 +62,7 @@ func (s *Server) storeOptions() (oplog.Options, error) {
 		Logf: func(format string, args ...any) {
 			s.opts.Logger.Warn(fmt.Sprintf(format, args...))
 		},
+		OpenSegment: s.opts.openSegment,
 	}
 	switch s.opts.Durability {
 	case StrictDurability:
@@ -90,6 +93,10 @@ func (s *Server) openStore(dir string) (*durable.Recovered, error) {
 		return nil, err // it names the dir and its holder
 	case errors.As(err, &version):
 		return nil, fmt.Errorf("data dir %s: %w", dir, version)
+	case errors.Is(err, syscall.EROFS), errors.Is(err, os.ErrPermission):
+		// Serving reads from it while every write fails would look like
+		// a working fanout that forgets: refuse, and say what to do.
+		return nil, fmt.Errorf("data dir %s cannot be written, and fanout writes its log there from the start: make it writable, or start from a writable copy (%w)", dir, err)
 	default:
 		return nil, fmt.Errorf("data dir %s: %w", dir, err)
 	}

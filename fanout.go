@@ -125,6 +125,10 @@ type Options struct {
 	// SyncInterval bounds, with RelaxedDurability, how long an acknowledged write
 	// may wait for its fsync; default 100 ms.
 	SyncInterval time.Duration
+
+	// openSegment, set by tests, opens the data dir's log segments: a disk
+	// that fails on cue.
+	openSegment func(path string) (oplog.SegmentFile, error)
 }
 
 // Credential is an access key fanout accepts when Options.Credentials is set.

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,4 +181,112 @@ func TestDataDirOfAnotherVersionIsRefused(t *testing.T) {
 		!strings.Contains(e, "storage format 99") || !strings.Contains(e, dir) || !strings.Contains(e, "fresh data dir") {
 		t.Fatalf("status %d, stderr %q", status, e)
 	}
+}
+
+func countTopics(t *testing.T, c *sns.Client) int {
+	t.Helper()
+	n := 0
+	for p := sns.NewListTopicsPaginator(c, &sns.ListTopicsInput{}); p.HasMorePages(); {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("ListTopics: %v", err)
+		}
+		n += len(page.Topics)
+	}
+	return n
+}
+
+// tmpfsHolder mounts a tmpfs of size on a fresh dir in a mount namespace of
+// its own (the machine's mounts are untouched) and keeps it alive until the
+// test ends; run commands there through nsenter. It skips where mount
+// namespaces are not allowed (not root).
+func tmpfsHolder(t *testing.T, size string) (pid, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 || exec.Command("unshare", "-m", "--propagation", "private", "true").Run() != nil {
+		t.Skip("needs a mount namespace (root and unshare) for a real full or read-only disk")
+	}
+	dir = t.TempDir()
+	holder := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
+		`mount -t tmpfs -o size="$1" tmpfs "$0" && echo mounted && exec sleep 600`, dir, size)
+	out, _ := holder.StdoutPipe()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "mounted\n" {
+		t.Skipf("mounting a tmpfs in a namespace: %q %v", line, err)
+	}
+	return strconv.Itoa(holder.Process.Pid), dir
+}
+
+// inHolder runs a command in the holder's mount namespace.
+func inHolder(pid string, args ...string) *exec.Cmd {
+	return exec.Command("nsenter", append([]string{"-t", pid, "-m", "--"}, args...)...)
+}
+
+// A real full disk (a 1 MiB tmpfs): SNS writes answer 500 InternalError,
+// reads work, writes work again once there is room, and what was
+// acknowledged is there at the next start. A start on the same dir made
+// read-only is refused in one line.
+func TestRealFullAndReadOnlyDisk(t *testing.T) {
+	pid, dir := tmpfsHolder(t, "1m")
+	bin := buildBinary(t)
+	ctx := context.Background()
+	cmd, ep, log := startWithLog(t, "nsenter", nil, "-t", pid, "-m", "--", bin, "--addr", "127.0.0.1:0", "--data-dir", dir)
+	c := sns.NewFromConfig(sdktest.NoRetry(), func(o *sns.Options) { o.BaseEndpoint = aws.String(ep) })
+	if _, err := c.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("kept")}); err != nil {
+		t.Fatal(err)
+	}
+	_ = inHolder(pid, "sh", "-c", `cat /dev/zero > "$0/fill"`, dir).Run() // fails once the disk is full
+	// The last page of the log may still take a small write: create
+	// topics until the disk refuses one.
+	acked := 1
+	for ; ; acked++ {
+		_, err := c.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("t" + strconv.Itoa(acked))})
+		if sdktest.IsError(err, "InternalError", http.StatusInternalServerError) {
+			break
+		}
+		if err != nil || acked > 1000 {
+			t.Fatalf("CreateTopic %d on a full disk: %v, want 500 InternalError", acked, err)
+		}
+	}
+	if got := countTopics(t, c); got != acked {
+		t.Fatalf("ListTopics on a full disk: %d topics, want the %d acknowledged", got, acked)
+	}
+	if line, ok := log.find("no space left on device", "answer 500 InternalError"); !ok {
+		t.Errorf("no log line saying the disk is full: %q", log.lines)
+	} else {
+		t.Logf("%d topics acknowledged before the disk refused one; %s", acked, line)
+	}
+	if out, err := inHolder(pid, "rm", dir+"/fill").CombinedOutput(); err != nil {
+		t.Fatalf("rm: %v %s", err, out)
+	}
+	if _, err := c.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("after")}); err != nil {
+		t.Fatalf("CreateTopic once there is room: %v", err)
+	}
+	acked++
+	stopBinary(t, cmd)
+
+	cmd, ep, _ = startWithLog(t, "nsenter", nil, "-t", pid, "-m", "--", bin, "--addr", "127.0.0.1:0", "--data-dir", dir)
+	c = sns.NewFromConfig(sdktest.NoRetry(), func(o *sns.Options) { o.BaseEndpoint = aws.String(ep) })
+	if got := countTopics(t, c); got != acked {
+		t.Fatalf("topics after a restart: %d, want the %d acknowledged", got, acked)
+	}
+	stopBinary(t, cmd)
+
+	// Read-only: refused at start, in one line that says what to do.
+	if out, err := inHolder(pid, "mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
+		t.Fatalf("remount read-only: %v %s", err, out)
+	}
+	var stderr strings.Builder
+	ro := inHolder(pid, bin, "--addr", "127.0.0.1:0", "--data-dir", dir)
+	ro.Stderr = &stderr
+	err := ro.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitError || strings.Count(stderr.String(), "\n") != 1 ||
+		!strings.Contains(stderr.String(), "data dir "+dir+" cannot be written") || !strings.Contains(stderr.String(), "read-only file system") {
+		t.Fatalf("start on a read-only dir: %v, stderr %q", err, stderr.String())
+	}
+	t.Log(stderr.String())
 }

@@ -51,8 +51,12 @@ type Options struct {
 	CompactMin   int64   // default 8 MiB: the floor for a small live state
 	CompactRatio float64 // default 2
 	// Logf receives one line per event worth an operator's eye (a dropped
-	// tail, a failed compaction); nil discards them.
+	// tail, a failed compaction, a disk that refuses writes); nil discards
+	// them.
 	Logf func(format string, args ...any)
+	// OpenSegment opens a segment for appending; default os.OpenFile. Tests
+	// wrap the file to fail as a full or broken disk does.
+	OpenSegment func(path string) (SegmentFile, error)
 }
 
 func (o *Options) defaults() {
@@ -71,11 +75,16 @@ func (o *Options) defaults() {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+	if o.OpenSegment == nil {
+		o.OpenSegment = func(path string) (SegmentFile, error) {
+			return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		}
+	}
 }
 
-// segmentFile is what the flusher needs of a segment: an *os.File, or in
+// SegmentFile is what the flusher needs of a segment: an *os.File, or in
 // tests one that fails like a full disk.
-type segmentFile interface {
+type SegmentFile interface {
 	Write([]byte) (int, error)
 	Sync() error
 	Truncate(int64) error
@@ -101,7 +110,7 @@ type Log struct {
 	done    chan struct{} // closed when the flusher has exited
 
 	// Owned by the flusher goroutine.
-	seg     segmentFile
+	seg     SegmentFile
 	segNum  uint64
 	segSize int64
 	spare   []byte
@@ -115,7 +124,11 @@ type Log struct {
 	compacting sync.WaitGroup
 	compactOn  bool // guarded by smu
 
-	openSegment func(path string) (segmentFile, error)
+	// refused counts the batches failed by write errors since the last
+	// write that succeeded, and refusedLog is when that was last logged;
+	// both owned by the flusher.
+	refused    int
+	refusedLog time.Time
 
 	batches, syncs atomic.Int64
 }
@@ -161,10 +174,6 @@ var _ persist.Store = (*Log)(nil)
 // returns the log ready for appends. The Recovery says what was found,
 // including a torn tail that was cut off (also sent to Options.Logf).
 func Open(dir string, opts Options, load persist.Loader) (*Log, Recovery, error) {
-	return open(dir, opts, load, nil)
-}
-
-func open(dir string, opts Options, load persist.Loader, openSeg func(string) (segmentFile, error)) (*Log, Recovery, error) {
 	opts.defaults()
 	var rec Recovery
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -185,22 +194,16 @@ func open(dir string, opts Options, load persist.Loader, openSeg func(string) (s
 	if rec.Dropped != nil {
 		opts.Logf("oplog: %s: %s", dir, rec.Dropped.describe())
 	}
-	if openSeg == nil {
-		openSeg = func(path string) (segmentFile, error) {
-			return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-		}
-	}
 	l := &Log{
 		dir: dir, opts: opts, lock: lock,
-		group:       newGroup(),
-		kick:        make(chan struct{}, 1),
-		rotate:      make(chan chan rotated),
-		syncReq:     make(chan chan error),
-		closing:     make(chan struct{}),
-		done:        make(chan struct{}),
-		sizes:       sizes,
-		snapSeq:     snapSeq,
-		openSegment: openSeg,
+		group:   newGroup(),
+		kick:    make(chan struct{}, 1),
+		rotate:  make(chan chan rotated),
+		syncReq: make(chan chan error),
+		closing: make(chan struct{}),
+		done:    make(chan struct{}),
+		sizes:   sizes,
+		snapSeq: snapSeq,
 	}
 	if rec.Snapshot != "" {
 		if st, err := os.Stat(filepath.Join(dir, rec.Snapshot)); err == nil {
@@ -369,7 +372,13 @@ func (l *Log) writeSync(buf []byte) error {
 		if terr := l.seg.Truncate(l.segSize); terr != nil {
 			l.fail(fmt.Errorf("oplog: write failed (%v) and cutting it back failed: %w", err, terr))
 		}
-		return fmt.Errorf("oplog: writing to %s: %w", l.dir, err)
+		err = fmt.Errorf("oplog: writing to %s: %w", l.dir, err)
+		l.refusedWrite(err)
+		return err
+	}
+	if l.refused > 0 {
+		l.opts.Logf("oplog: %s: writes succeed again; the calls of %d batches were refused meanwhile", l.dir, l.refused)
+		l.refused = 0
 	}
 	l.syncs.Add(1)
 	if err := l.seg.Sync(); err != nil {
@@ -383,6 +392,22 @@ func (l *Log) writeSync(buf []byte) error {
 	l.smu.Unlock()
 	return nil
 }
+
+// refusedWrite logs a write the disk refused (full, read-only): the first
+// at once, then one line every refusedEvery while it goes on.
+func (l *Log) refusedWrite(err error) {
+	l.refused++
+	if l.refused == 1 {
+		l.opts.Logf("%v: the calls waiting on it, and later ones until the disk takes writes again, answer 500 InternalError; reads keep working", err)
+		l.refusedLog = time.Now()
+	} else if time.Since(l.refusedLog) >= refusedEvery {
+		l.opts.Logf("%v: still refusing writes (%d batches so far)", err, l.refused)
+		l.refusedLog = time.Now()
+	}
+}
+
+// refusedEvery paces the log lines of a disk that keeps refusing writes.
+const refusedEvery = 10 * time.Second
 
 func (l *Log) fail(err error) {
 	l.opts.Logf("%v; refusing every later write", err)
@@ -400,7 +425,7 @@ func (l *Log) startSegment(n uint64) error {
 	if err := writeFileSync(path, header(logMagic)); err != nil {
 		return err
 	}
-	f, err := l.openSegment(path)
+	f, err := l.opts.OpenSegment(path)
 	if err != nil {
 		return err
 	}

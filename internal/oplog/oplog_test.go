@@ -161,12 +161,30 @@ func (f countingFile) Sync() error {
 	return f.File.Sync()
 }
 
+// logLines collects a Log's Logf lines.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *logLines) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.lines...)
+}
+
 type hooks struct {
 	syncs               atomic.Int64
 	failWrite, failSync atomic.Bool
 }
 
-func (h *hooks) open(path string) (segmentFile, error) {
+func (h *hooks) open(path string) (SegmentFile, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return nil, err
@@ -178,7 +196,7 @@ func TestConcurrentAppendsShareFsyncs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	h := &hooks{}
-	l, _, err := open(dir, Options{}, func(k, v []byte) error { return nil }, h.open)
+	l, _, err := Open(dir, Options{OpenSegment: h.open}, func(k, v []byte) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +239,7 @@ func TestRelaxedAcknowledgesBeforeSync(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	h := &hooks{}
-	l, _, err := open(dir, Options{Mode: Relaxed, Interval: 1 << 40}, func(k, v []byte) error { return nil }, h.open)
+	l, _, err := Open(dir, Options{Mode: Relaxed, Interval: 1 << 40, OpenSegment: h.open}, func(k, v []byte) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +270,8 @@ func TestFullDiskFailsTheBatchAndLaterOnesMaySucceed(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	h := &hooks{}
-	l, _, err := open(dir, Options{}, func(k, v []byte) error { return nil }, h.open)
+	var logged logLines
+	l, _, err := Open(dir, Options{OpenSegment: h.open, Logf: logged.logf}, func(k, v []byte) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,9 +283,17 @@ func TestFullDiskFailsTheBatchAndLaterOnesMaySucceed(t *testing.T) {
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("commit on a full disk: %v, want ENOSPC", err)
 	}
+	if err := l.Commit([]persist.Record{kv("lost-c", "1")}); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("second commit on a full disk: %v, want ENOSPC", err)
+	}
 	h.failWrite.Store(false) // space freed
 	if err := l.Commit([]persist.Record{kv("after", "1")}); err != nil {
 		t.Fatalf("commit after space was freed: %v", err)
+	}
+	// One line when the disk refuses (not one per batch), one when it takes writes again.
+	if lines := logged.all(); len(lines) != 2 || !strings.Contains(lines[0], "no space left on device") ||
+		!strings.Contains(lines[0], "500 InternalError") || !strings.Contains(lines[1], "writes succeed again; the calls of 2 batches were refused") {
+		t.Errorf("log lines %q", lines)
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -281,7 +308,7 @@ func TestFullDiskFailsTheBatchAndLaterOnesMaySucceed(t *testing.T) {
 func TestFailedFsyncRefusesEveryLaterBatch(t *testing.T) {
 	t.Parallel()
 	h := &hooks{}
-	l, _, err := open(t.TempDir(), Options{}, func(k, v []byte) error { return nil }, h.open)
+	l, _, err := Open(t.TempDir(), Options{OpenSegment: h.open}, func(k, v []byte) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go"
 )
 
 // HTTPClient returns an HTTP client for SDK clients that talk to a fanout on
@@ -78,4 +81,20 @@ func PostForm(url string, form url.Values, service string) (*http.Response, erro
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
 	Sign(req, []byte(body), service)
 	return http.DefaultClient.Do(req)
+}
+
+// NoRetry is Config for a client that reports the first answer it gets,
+// without retrying a 500 or a throttle.
+func NoRetry() aws.Config {
+	cfg := Config()
+	cfg.RetryMaxAttempts = 1
+	return cfg
+}
+
+// IsError reports whether err is the AWS error code with HTTP status.
+func IsError(err error, code string, status int) bool {
+	var ae smithy.APIError
+	var re *awshttp.ResponseError
+	return errors.As(err, &ae) && ae.ErrorCode() == code &&
+		errors.As(err, &re) && re.HTTPStatusCode() == status
 }
