@@ -202,7 +202,8 @@ func countTopics(t *testing.T, c *sns.Client) int {
 // namespaces are not allowed (not root).
 func tmpfsHolder(t *testing.T, size string) (pid, dir string) {
 	t.Helper()
-	if os.Geteuid() != 0 || exec.Command("unshare", "-m", "--propagation", "private", "true").Run() != nil {
+	if _, err := exec.LookPath("nsenter"); err != nil || os.Geteuid() != 0 ||
+		exec.Command("unshare", "-m", "--propagation", "private", "true").Run() != nil {
 		t.Skip("needs a mount namespace (root and unshare) for a real full or read-only disk")
 	}
 	dir = t.TempDir()
