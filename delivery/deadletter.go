@@ -10,7 +10,7 @@ package delivery
 // https://docs.aws.amazon.com/sns/latest/dg/sns-dead-letter-queues.html
 func (d *Dispatcher) deadLetter(j *job) error {
 	raw := j.sub.Raw && rawProtocols[j.sub.Protocol]
-	return d.sendToQueue(j.sub.DeadLetterArn, j.msg, raw, func() (string, error) {
+	return d.sendToQueue(j.sub.DeadLetterArn, nil, j.msg, raw, func() (string, error) {
 		if raw {
 			return j.msg.For(j.sub.Protocol), nil
 		}

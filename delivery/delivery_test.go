@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fanout/fanout/clock"
+	"github.com/fanout/fanout/retrypolicy"
 )
 
 type fakeSigner struct{ calls int }
@@ -262,5 +264,95 @@ func TestTallyCountsLikeTheLookupAcrossResetsAndDispatchers(t *testing.T) {
 	}
 	if total, s1 := counts(d); total != 1 || s1 != 1 {
 		t.Fatalf("the first dispatcher counted another's delivery: %d, %d", total, s1)
+	}
+}
+
+// A delivery to a queue that succeeds keeps no job and no Record, only
+// what makes one when read: it reads as the Record the full path keeps.
+func TestQueueDeliveryRecordsLikeAJob(t *testing.T) {
+	t.Parallel()
+	d := newTestDispatcher(fakeQueues{queueArn: &fakeQueue{}}, &fakeSigner{}, false)
+	lean := Subscriber{Arn: "lean", Protocol: "sqs", Endpoint: queueArn, Raw: true}
+	policy := retrypolicy.Default("sqs")
+	full := Subscriber{Arn: "full", Protocol: "sqs", Endpoint: queueArn, Raw: true, Policy: &policy} // a policy takes the job path
+	m := message()
+	for _, sub := range []Subscriber{lean, full} {
+		if err := d.Deliver(m, sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs := d.Deliveries(m.ID)
+	if len(recs) != 2 || recs[0].SubscriptionArn != "lean" || recs[1].SubscriptionArn != "full" {
+		t.Fatalf("records %+v", recs)
+	}
+	recs[0].SubscriptionArn = "full"
+	a, _ := json.Marshal(recs[0])
+	b, _ := json.Marshal(recs[1])
+	if string(a) != string(b) {
+		t.Fatalf("lean record\n%s\nfull one\n%s", a, b)
+	}
+	if v, ok := d.Message(m.ID); !ok || v.Body != "hi" {
+		t.Fatalf("message view %+v %v", v, ok)
+	}
+	if got := d.Records(Query{SubscriptionArn: "lean", Status: StatusDelivered}); len(got) != 1 {
+		t.Fatalf("query by subscription and status: %+v", got)
+	}
+}
+
+// lookupQueue is a fakeQueue that tells when it was deleted.
+type lookupQueue struct {
+	fakeQueue
+	deleted bool
+}
+
+func (q *lookupQueue) Deleted() bool { return q.deleted }
+
+type countingQueues struct {
+	byArn   map[string]*lookupQueue
+	lookups int
+}
+
+func (c *countingQueues) Queue(arn string) (Queue, error) {
+	c.lookups++
+	if q, ok := c.byArn[arn]; ok {
+		return q, nil
+	}
+	return nil, errors.New("the queue does not exist")
+}
+
+func TestTallyRemembersTheQueueUntilItIsDeleted(t *testing.T) {
+	t.Parallel()
+	first := &lookupQueue{}
+	qs := &countingQueues{byArn: map[string]*lookupQueue{queueArn: first}}
+	d := New(Options{Queues: qs, Clock: clock.NewManual(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))})
+	var tally Tally
+	sub := Subscriber{Arn: subArn, Protocol: "sqs", Endpoint: queueArn, Raw: true, Tally: &tally}
+	for range 3 {
+		if err := d.Deliver(message(), sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if qs.lookups != 1 || len(first.sent) != 3 {
+		t.Fatalf("%d lookups, %d sent; want 1 and 3", qs.lookups, len(first.sent))
+	}
+	first.deleted = true
+	again := &lookupQueue{}
+	qs.byArn[queueArn] = again
+	if err := d.Deliver(message(), sub); err != nil {
+		t.Fatal(err)
+	}
+	if qs.lookups != 2 || len(first.sent) != 3 || len(again.sent) != 1 {
+		t.Fatalf("after the delete: %d lookups, %d and %d sent", qs.lookups, len(first.sent), len(again.sent))
+	}
+	// Without a Tally, or with another dispatcher, it is looked up each time.
+	other := New(Options{Queues: qs})
+	if err := other.Deliver(message(), sub); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Deliver(message(), Subscriber{Arn: subArn, Protocol: "sqs", Endpoint: queueArn, Raw: true}); err != nil {
+		t.Fatal(err)
+	}
+	if qs.lookups != 4 || len(again.sent) != 3 {
+		t.Fatalf("%d lookups, %d sent; want 4 and 3", qs.lookups, len(again.sent))
 	}
 }

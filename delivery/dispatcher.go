@@ -237,6 +237,9 @@ func (d *Dispatcher) Deliver(m *Message, sub Subscriber) error {
 		d.opts.Logger.Debug("sns delivery skipped", "protocol", sub.Protocol, "subscription", sub.Arn, "message_id", m.ID)
 		return ErrNotSupported
 	}
+	if _, toQueue := ep.(sqsEndpoint); toQueue && sub.Policy == nil {
+		return d.deliverToQueue(m, sub)
+	}
 	return d.start(d.newJob(m, nil, sub, ep))
 }
 

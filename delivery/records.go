@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fanout/fanout/filter"
+	"github.com/fanout/fanout/retrypolicy"
 )
 
 // Delivery statuses, as GET /_fanout/deliveries shows them.
@@ -135,8 +136,46 @@ type Page struct {
 // to the work they record.
 type records struct {
 	mu   sync.Mutex
-	kept ring[*Record]
+	kept ring[slot]
 }
+
+// slot is one kept delivery: a Record, or, for a delivery to a queue that
+// succeeded at its first attempt (the bulk of them, never retried), the
+// few facts that make its Record, which is built when it is read. So a
+// publish to many queues allocates no Record per queue.
+type slot struct {
+	r *Record // nil for a delivered one:
+	k *keptMessage
+	// sub is the subscription's counts, for its ARN, protocol and endpoint.
+	sub *SubscriptionCounts
+	at  time.Time // the attempt's time
+}
+
+// message is the slot's kept message, nil if none.
+func (s slot) message() *keptMessage {
+	if s.r != nil {
+		return s.r.kept
+	}
+	return s.k
+}
+
+// lean is the Record of a delivered slot, but its Attempts (see attempts).
+func (s slot) lean() Record {
+	return Record{
+		MessageID: s.k.view.MessageID, Type: TypeNotification, TopicArn: s.k.view.TopicArn,
+		SubscriptionArn: s.sub.SubscriptionArn, Protocol: s.sub.Protocol, Endpoint: s.sub.Endpoint,
+		Status: StatusDelivered, Created: s.at, MaxAttempts: queueAttempts, AttemptCount: 1, kept: s.k,
+	}
+}
+
+// attempts is the Attempts of a delivered slot: the one that delivered.
+func (s slot) attempts() []Attempt {
+	return []Attempt{{Number: 1, Time: s.at, Outcome: OutcomeDelivered}}
+}
+
+// queueAttempts is the MaxAttempts of a delivery to a queue: SNS's
+// AWS-managed policy (a failed send to a queue is not retried, though).
+var queueAttempts = retrypolicy.Default("sqs").Attempts()
 
 func newRecords(n int, budget int64) *records {
 	if n <= 0 {
@@ -145,8 +184,8 @@ func newRecords(n int, budget int64) *records {
 	if budget <= 0 {
 		budget = DefaultRecordBytes / 2
 	}
-	return &records{kept: newRing(n, budget, func(r *Record) int64 {
-		if k := r.kept; k != nil {
+	return &records{kept: newRing(n, budget, func(s slot) int64 {
+		if k := s.message(); k != nil {
 			if k.refs--; k.refs == 0 {
 				return k.size
 			}
@@ -161,14 +200,28 @@ func newRecords(n int, budget int64) *records {
 func (rs *records) add(r *Record) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	rs.push(slot{r: r})
+}
+
+// delivered keeps the record of a delivery to a queue that its first
+// attempt, at at, made, unless the dispatcher was reset since gen.
+func (rs *records) delivered(d *Dispatcher, gen uint64, k *keptMessage, sub *SubscriptionCounts, at time.Time) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if d.generation.Load() == gen { // Reset replaces the ring under mu
+		rs.push(slot{k: k, sub: sub, at: at})
+	}
+}
+
+func (rs *records) push(s slot) {
 	var cost int64
-	if k := r.kept; k != nil {
+	if k := s.message(); k != nil {
 		if k.refs == 0 {
 			cost = k.size
 		}
 		k.refs++
 	}
-	rs.kept.push(r, cost)
+	rs.kept.push(s, cost)
 }
 
 // attempt appends a to r and sets its status.
@@ -203,9 +256,19 @@ func (rs *records) reschedule(r *Record, at time.Time) {
 func (rs *records) page(q Query) Page {
 	out := []Record{}
 	rs.mu.Lock()
-	next := rs.kept.newest(q.After, func(r *Record) bool {
+	next := rs.kept.newest(q.After, func(s slot) bool {
+		r := s.r
+		var lean Record
+		if r == nil {
+			lean = s.lean()
+			r = &lean
+		}
 		if q.match(r) {
-			out = append(out, copyRecord(r))
+			c := copyRecord(r)
+			if s.r == nil {
+				c.Attempts = s.attempts()
+			}
+			out = append(out, c)
 		}
 		return q.Limit <= 0 || len(out) < q.Limit
 	})
@@ -240,9 +303,9 @@ func (r *Record) explainNow() {
 func (rs *records) message(id string) (v MessageView, found bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.kept.newest("", func(r *Record) bool {
-		if r.MessageID == id && r.kept != nil {
-			v, found = r.kept.view, true
+	rs.kept.newest("", func(s slot) bool {
+		if k := s.message(); k != nil && k.view.MessageID == id {
+			v, found = k.view, true
 		}
 		return !found
 	})

@@ -63,22 +63,47 @@ func (sqsEndpoint) attempt(d *Dispatcher, j *job) result {
 		}
 		return ok()
 	}
-	err := d.sendToQueue(j.sub.Endpoint, j.msg, j.sub.Raw, func() (string, error) { return d.payload(j.msg, j.sub) })
+	err := d.sendToQueue(j.sub.Endpoint, j.sub.Tally, j.msg, j.sub.Raw, func() (string, error) { return d.payload(j.msg, j.sub) })
 	if err != nil {
 		return result{err: err, client: true}
 	}
 	return ok()
 }
 
+// deliverToQueue delivers a notification to a queue without a job: a send
+// to a queue is made once, on the publisher's goroutine (what fails is the
+// queue's fault, never retried), so only a failure needs one, for its
+// record, its dead-letter queue and its log. A success is counted and
+// recorded in a few words.
+func (d *Dispatcher) deliverToQueue(m *Message, sub Subscriber) error {
+	gen, now := d.generation.Load(), d.clock.Now()
+	err := d.sendToQueue(sub.Endpoint, sub.Tally, m, sub.Raw, func() (string, error) { return d.payload(m, sub) })
+	if err != nil {
+		return d.start(d.newJob(m, nil, sub, attempted{result{err: err, client: true}}))
+	}
+	if d.generation.Load() != gen {
+		return nil // reset meanwhile: record nothing, as a job would
+	}
+	d.records.delivered(d, gen, d.kept(m), d.stats.delivered(sub), now)
+	return nil
+}
+
+// attempted is the endpoint of a job whose first attempt was already made.
+type attempted struct{ res result }
+
+func (attempted) remote(*Dispatcher) bool            { return false }
+func (a attempted) attempt(*Dispatcher, *job) result { return a.res }
+
 // sendToQueue sends one SNS message to an SQS queue as SNS does: body is the
 // payload, raw deliveries carry the message attributes, FIFO ids carry over
 // between FIFO topics and queues. It serves subscriptions and dead-letter
 // queues alike. body renders the payload once the queue is known to take it.
-func (d *Dispatcher) sendToQueue(arn string, m *Message, raw bool, body func() (string, error)) error {
+// A subscription's Tally t remembers the queue (nil: look it up).
+func (d *Dispatcher) sendToQueue(arn string, t *Tally, m *Message, raw bool, body func() (string, error)) error {
 	if d.opts.Queues == nil {
 		return errors.New("no SQS engine")
 	}
-	q, err := d.queueFor(arn, m.TopicArn)
+	q, err := d.queueFor(arn, t, m.TopicArn)
 	if err != nil {
 		return err
 	}
@@ -109,12 +134,12 @@ func (d *Dispatcher) sendToQueue(arn string, m *Message, raw bool, body func() (
 }
 
 // queueFor is the queue an ARN names, if its policy lets topicArn send
-// to it (with EnforcePolicies).
-func (d *Dispatcher) queueFor(arn, topicArn string) (Queue, error) {
+// to it (with EnforcePolicies); t, when not nil, remembers it.
+func (d *Dispatcher) queueFor(arn string, t *Tally, topicArn string) (Queue, error) {
 	if d.opts.Queues == nil {
 		return nil, errors.New("no SQS engine")
 	}
-	q, err := d.opts.Queues.Queue(arn)
+	q, err := d.queueOf(arn, t)
 	if err != nil {
 		return nil, fmt.Errorf("queue %s: %v", arn, err)
 	}
@@ -130,10 +155,46 @@ func (d *Dispatcher) queueFor(arn, topicArn string) (Queue, error) {
 	return q, nil
 }
 
+// queueOf looks the queue of an ARN up, or finds it in t: with many queues
+// the lookup (the ARN cut apart, then a namespace's and an engine's maps)
+// touches cold memory on every delivery. A queue t remembers serves while
+// it is not deleted; one deleted, even if made again under its name, is
+// looked up anew.
+func (d *Dispatcher) queueOf(arn string, t *Tally) (Queue, error) {
+	if t != nil {
+		if r := t.queue.Load(); r != nil && r.owner == d && r.arn == arn && !r.q.Deleted() {
+			return r.q, nil
+		}
+	}
+	q, err := d.opts.Queues.Queue(arn)
+	if err != nil {
+		return nil, err
+	}
+	if dq, ok := q.(deletableQueue); ok && t != nil {
+		t.queue.Store(&resolvedQueue{owner: d, arn: arn, q: dq})
+	}
+	return q, nil
+}
+
+// deletableQueue is a Queue that tells when it was deleted, so that it can
+// be remembered. Those of SQS do.
+type deletableQueue interface {
+	Queue
+	Deleted() bool
+}
+
+// resolvedQueue is the queue a subscription's endpoint named when last
+// looked up, in one dispatcher.
+type resolvedQueue struct {
+	owner *Dispatcher
+	arn   string
+	q     deletableQueue
+}
+
 // sendControlToQueue puts a signed control message (the JSON an HTTP
 // endpoint receives) in a queue.
 func (d *Dispatcher) sendControlToQueue(arn string, c *Control) error {
-	q, err := d.queueFor(arn, c.TopicArn)
+	q, err := d.queueFor(arn, nil, c.TopicArn)
 	if err != nil {
 		return err
 	}
@@ -184,6 +245,8 @@ func (s sqsQueues) Queue(arn string) (Queue, error) {
 type sqsQueue struct{ q *sqs.Queue }
 
 func (s sqsQueue) Fifo() bool { return s.q.Fifo() }
+
+func (s sqsQueue) Deleted() bool { return s.q.Deleted() }
 
 func (s sqsQueue) Policy() (string, error) {
 	attrs, err := s.q.Attributes([]string{sqs.AttrPolicy})

@@ -3,6 +3,7 @@ package delivery
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -73,16 +74,18 @@ type stats struct {
 	failures []FailureRecord
 }
 
-// Tally holds a subscription's place in a dispatcher's counts. A
-// subscription that keeps one and passes it in each Subscriber is counted
-// without a lookup by ARN: with many subscriptions that map lookup touches
-// cold memory on every delivery. The zero Tally is ready to use. It serves
-// one dispatcher at a time (its lock guards it); one used with another
-// dispatcher, or kept across a Reset, falls back to the lookup.
+// Tally holds a subscription's place in a dispatcher's counts, and the
+// queue its SQS endpoint names. A subscription that keeps one and passes it
+// in each Subscriber is counted and delivered to without a lookup by ARN:
+// with many subscriptions those map lookups touch cold memory on every
+// delivery. The zero Tally is ready to use. It serves one dispatcher at a
+// time (its lock guards it); one used with another dispatcher, or kept
+// across a Reset, falls back to the lookups.
 type Tally struct {
 	owner  *stats
 	counts *SubscriptionCounts // guarded by owner.mu
 	gen    uint64
+	queue  atomic.Pointer[resolvedQueue]
 }
 
 func (s *stats) init() {
@@ -113,8 +116,17 @@ func (s *stats) count(sub Subscriber, f func(*SubscriptionCounts)) {
 	s.mu.Unlock()
 }
 
-func (s *stats) deliver(sub Subscriber) {
-	s.count(sub, func(c *SubscriptionCounts) { c.Delivered++ })
+func (s *stats) deliver(sub Subscriber) { s.delivered(sub) }
+
+// delivered counts a delivery and returns the subscription's counts, whose
+// ARN, protocol and endpoint never change.
+func (s *stats) delivered(sub Subscriber) *SubscriptionCounts {
+	s.mu.Lock()
+	s.total.Delivered++
+	c := s.sub(sub)
+	c.Delivered++
+	s.mu.Unlock()
+	return c
 }
 
 func (s *stats) skip(sub Subscriber) {

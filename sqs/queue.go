@@ -87,6 +87,17 @@ func (q *Queue) DeadLettered() int64 { return q.deadLettered.Load() }
 // the config by SetAttributes (a race the admin listing met).
 func (q *Queue) Fifo() bool { return q.fifo != nil }
 
+// Deleted reports whether the queue was deleted (DeleteQueue, Reset): one
+// that keeps a *Queue checks it before each use.
+func (q *Queue) Deleted() bool {
+	select {
+	case <-q.gone:
+		return true
+	default:
+		return false
+	}
+}
+
 func (q *Queue) cfg() config {
 	q.lock()
 	defer q.unlock()

@@ -183,6 +183,32 @@ func TestDeletedQueueGoesToTheSubscriptionDLQ(t *testing.T) {
 	}
 }
 
+// A subscription remembers its queue between deliveries; a queue deleted
+// and made again under its name is the new one, as on AWS.
+func TestQueueDeletedAndMadeAgainGetsTheNextMessage(t *testing.T) {
+	t.Parallel()
+	e := start(t, fanout.Options{NoRecreateWait: true})
+	topic := e.topic(t, "t", nil)
+	q := e.queue(t, "q", nil)
+	sub := e.subscribe(t, topic, q, map[string]string{"RawMessageDelivery": "true"})
+	e.publish(t, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("first")})
+	if _, err := e.sqs.DeleteQueue(ctx(t), &sqs.DeleteQueueInput{QueueUrl: aws.String(q.URL)}); err != nil {
+		t.Fatal(err)
+	}
+	e.publish(t, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("lost")})
+	if _, err := e.sqs.CreateQueue(ctx(t), &sqs.CreateQueueInput{QueueName: aws.String(q.ARN[strings.LastIndexByte(q.ARN, ':')+1:])}); err != nil {
+		t.Fatal(err)
+	}
+	e.publish(t, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("second")})
+	if got := bodies(t, e.drain(t, q), false); len(got) != 1 || got[0] != "second" {
+		t.Fatalf("the new queue holds %v, want [second]", got)
+	}
+	recs := e.records(t, "type=Notification&subscription="+sub)
+	if len(recs) != 3 || recs[0].Status != delivery.StatusDelivered || recs[1].Status != delivery.StatusDropped || recs[2].Status != delivery.StatusDelivered {
+		t.Fatalf("records %+v", recs)
+	}
+}
+
 func TestThrottlePolicyCapsTheRate(t *testing.T) {
 	t.Parallel()
 	e := start(t, fanout.Options{})
