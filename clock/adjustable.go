@@ -3,6 +3,7 @@ package clock
 import (
 	"container/heap"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,8 +12,10 @@ import (
 // /_fanout/clock. Its timers live in one heap served by a single runtime
 // timer; moving the clock forward runs whatever falls due, in order.
 type Adjustable struct {
-	mu      sync.Mutex
-	offset  time.Duration
+	mu sync.Mutex
+	// offset is written under mu and read without it: Now runs on every
+	// call of every request, from every core.
+	offset  atomic.Int64 // a time.Duration
 	pending timerHeap
 	seq     uint64
 	wake    *time.Timer
@@ -24,17 +27,12 @@ func NewAdjustable() *Adjustable { return &Adjustable{} }
 
 // Now returns the wall clock plus the offset.
 func (a *Adjustable) Now() time.Time {
-	a.mu.Lock()
-	off := a.offset
-	a.mu.Unlock()
-	return time.Now().Add(off)
+	return time.Now().Add(time.Duration(a.offset.Load()))
 }
 
 // Offset returns how far the clock has been moved ahead of the wall clock.
 func (a *Adjustable) Offset() time.Duration {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.offset
+	return time.Duration(a.offset.Load())
 }
 
 // AfterFunc runs f in a goroutine of the clock once d has passed on it.
@@ -42,7 +40,7 @@ func (a *Adjustable) AfterFunc(d time.Duration, f func()) Timer {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.seq++
-	t := &adjTimer{clock: a, mt: &manualTimer{at: time.Now().Add(a.offset + d), seq: a.seq, f: f}}
+	t := &adjTimer{clock: a, mt: &manualTimer{at: time.Now().Add(time.Duration(a.offset.Load()) + d), seq: a.seq, f: f}}
 	heap.Push(&a.pending, t.mt)
 	a.rearmLocked()
 	return t
@@ -56,10 +54,11 @@ func (a *Adjustable) Advance(d time.Duration) {
 	}
 	a.mu.Lock()
 	// Stop at Latest; the comparison keeps offset+d from overflowing.
-	if room := time.Until(latest) - a.offset; d > room {
+	off := time.Duration(a.offset.Load())
+	if room := time.Until(latest) - off; d > room {
 		d = max(room, 0)
 	}
-	a.offset += d
+	a.offset.Store(int64(off + d))
 	a.mu.Unlock()
 	a.runDue()
 }
@@ -69,7 +68,7 @@ func (a *Adjustable) runDue() {
 	defer a.running.Unlock()
 	for {
 		a.mu.Lock()
-		now := time.Now().Add(a.offset)
+		now := time.Now().Add(time.Duration(a.offset.Load()))
 		if len(a.pending) == 0 || a.pending[0].at.After(now) {
 			a.rearmLocked()
 			a.mu.Unlock()
@@ -89,7 +88,7 @@ func (a *Adjustable) rearmLocked() {
 		}
 		return
 	}
-	d := time.Until(a.pending[0].at.Add(-a.offset))
+	d := time.Until(a.pending[0].at.Add(-time.Duration(a.offset.Load())))
 	if a.wake == nil {
 		a.wake = time.AfterFunc(d, a.runDue)
 		return

@@ -121,6 +121,7 @@ type config struct {
 	pollWait                                int // long-polls' WaitTimeSeconds; 0 is 20 (tests shorten it)
 	rounds                                  int
 	fanoutBin                               string
+	baseBin                                 string // fanout-base's
 	json                                    bool
 }
 
@@ -154,7 +155,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	var (
 		scen    = fs.String("scenario", "send,send-batch,drain", "comma list of scenarios (see below)")
 		client  = fs.String("client", "sdk", "client kind: sdk (aws-sdk-go-v2), http (plain net/http, pre-built JSON) or both")
-		tgt     = fs.String("target", "fanout", "fanout, null, both (fanout and null alternately), fanout-log (fanout logging every call: --log-level debug --log-format json, to /dev/null), fanout-info (fanout at the default --log-level info: failed calls only), a comma list of these (alternately), or the URL of a running loopback server")
+		tgt     = fs.String("target", "fanout", "fanout, null, both (fanout and null alternately), fanout-log (fanout logging every call: --log-level debug --log-format json, to /dev/null), fanout-info (fanout at the default --log-level info: failed calls only), fanout-base (the --base-bin build), a comma list of these (alternately), or the URL of a running loopback server")
 		clients = fs.Int("clients", 8, "concurrent clients")
 		dur     = fs.Duration("duration", 5*time.Second, "timed phase of each run")
 		warm    = fs.Duration("warmup", time.Second, "untimed warm-up before each timed phase")
@@ -175,6 +176,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		soakW   = fs.Int("soak-window", 2000, "--soak: producers pause while a queue holds this many messages not yet received")
 		rounds  = fs.Int("rounds", 0, "rounds per scenario and target; results are medians (default 3 with --target both, else 1)")
 		bin     = fs.String("fanout-bin", "", "fanout binary to launch (default: go build ./cmd/fanout)")
+		baseBin = fs.String("base-bin", "", "the fanout binary of target fanout-base, run as target fanout is, to compare two builds in one run (e.g. --target fanout,null,fanout-base with main's build)")
 		asJSON  = fs.Bool("json", false, "print results as JSON on stdout (the text report moves to stderr)")
 		nQueues = fs.Int("queues", 100000, "queues-many: queues to spread sends over (at most 1000000)")
 		nTopics = fs.Int("topics", 10000, "topics-many: topics to spread publishes over, each with one SQS subscription (at most 100000)")
@@ -216,6 +218,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		hanging:   *hanging,
 		memory:    *memory,
 		fanoutBin: *bin,
+		baseBin:   *baseBin,
 		queues:    *nQueues, topics: *nTopics, polls: *nPolls, pollQueues: *pollQs, pollRate: *pollHz,
 		accounts: *nAccts, emptyAccounts: *nEmpty,
 		json: *asJSON,
@@ -295,6 +298,8 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		return nil, errors.New("--hanging must be 0..1000")
 	case cfg.memory < 0 || cfg.memory > 100_000_000:
 		return nil, errors.New("--memory must be 0..100000000")
+	case slices.Contains(cfg.targets, "fanout-base") && cfg.baseBin == "":
+		return nil, errors.New("--target fanout-base needs --base-bin")
 	case cfg.memory > 0 && !slices.Equal(cfg.targets, []string{"fanout"}):
 		return nil, errors.New("--memory needs --target fanout: it reads the RSS of a fanout it starts")
 	case cfg.soak.duration < 0 || cfg.soak.duration > 24*time.Hour:
@@ -489,7 +494,11 @@ func run(ctx context.Context, cfg *config) error {
 		if len(plain) == 0 {
 			break // only scale scenarios, which start fanouts of their own
 		}
-		t, err := startTarget(ctx, name, bin, cfg.sizes)
+		tb := bin
+		if name == "fanout-base" {
+			tb = cfg.baseBin
+		}
+		t, err := startTarget(ctx, name, tb, cfg.sizes)
 		if err != nil {
 			return err
 		}

@@ -89,6 +89,7 @@ func TestNewFlags(t *testing.T) {
 	for _, bad := range [][]string{
 		{"--sink-fail", "1"}, {"--sink-fail", "-0.1"}, {"--sink-fail", "x"}, {"--filtered", "2"},
 		{"--window", "0"}, {"--memory", "-1"}, {"--memory", "10", "--target", "null"},
+		{"--target", "fanout,fanout-base"},
 	} {
 		if _, err := parseFlags(bad, &serve); err == nil {
 			t.Errorf("%q accepted", bad)
@@ -96,6 +97,9 @@ func TestNewFlags(t *testing.T) {
 	}
 	if cfg, err := parseFlags([]string{"--memory", "1000000"}, &serve); err != nil || cfg.memory != 1000000 {
 		t.Errorf("--memory: %v", err)
+	}
+	if cfg, err := parseFlags([]string{"--target", "fanout,null,fanout-base", "--base-bin", "old"}, &serve); err != nil || cfg.baseBin != "old" {
+		t.Errorf("--base-bin: %v", err)
 	}
 }
 

@@ -34,8 +34,8 @@ type target struct {
 // its /_fanout/debug/runtime metrics (the fill scenario's GC share).
 func startTarget(ctx context.Context, name, bin string, sizes []int) (*target, error) {
 	switch name {
-	case "fanout":
-		return startProcess(ctx, "fanout", bin, "--log-level", "error", "--pprof")
+	case "fanout", "fanout-base":
+		return startProcess(ctx, name, bin, "--log-level", "error", "--pprof")
 	case "fanout-info":
 		// The default level: the request log runs and writes failed calls.
 		return startProcess(ctx, name, bin, "--log-level", "info")
