@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fanout/fanout/clock"
+	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/durable"
 	"github.com/fanout/fanout/internal/oplog"
 	"github.com/fanout/fanout/sns"
@@ -104,6 +106,7 @@ func (s *Server) openStore(dir string) (*durable.Recovered, error) {
 	// Until the SQS engines journal too (issue 14), say so at every start.
 	s.opts.Logger.Warn("data dir: SQS queues and messages are not yet kept: only SNS topics and subscriptions survive a restart", "dir", dir)
 	s.store = log
+	s.restoreClock(got.ClockOffset())
 	return got, nil
 }
 
@@ -116,6 +119,12 @@ func (s *Server) snapshot(emit func(key, value []byte) error) error {
 		if err := durable.EmitSNS(ns.sns, durable.Namespace{Account: ns.account, Region: ns.region}, emit); err != nil {
 			return err
 		}
+	}
+	if err := durable.EmitDeliveries(s.deliveries, emit); err != nil {
+		return err
+	}
+	if adj, ok := s.opts.Clock.(*clock.Adjustable); ok {
+		return durable.EmitClock(adj.Offset(), emit)
 	}
 	return nil
 }
@@ -136,6 +145,8 @@ func (s *Server) restore(got *durable.Recovered) error {
 			return fmt.Errorf("data dir: namespace %s/%s: %w", n.Account, n.Region, err)
 		}
 	}
+	// Last: a delivery's subscription and dead-letter queue are back.
+	s.deliveries.Restore(got.Deliveries(), s.bindSubscriber)
 	return nil
 }
 
@@ -172,6 +183,62 @@ func (s *Server) logRestored() {
 	s.opts.Logger.Info("data dir opened", "dir", s.store.Dir(), "durability", s.opts.Durability.String(),
 		"keys", r.Keys, "bytes", r.Bytes, "namespaces", len(all), "topics", topics, "subscriptions", subs,
 		"queues", queues, "messages", messages, "took", time.Since(s.opened.began).Round(time.Millisecond))
+}
+
+// deliveryJournal is the dispatcher's journal, nil without a data dir.
+func (s *Server) deliveryJournal() delivery.Journal {
+	if s.store == nil {
+		return nil
+	}
+	return durable.DeliveryJournal(s.store)
+}
+
+// bindSubscriber finds the live subscription of a restored delivery.
+func (s *Server) bindSubscriber(sub *delivery.Subscriber) bool {
+	region, account, _, ok := splitArn(sub.Arn, "sns")
+	if !ok {
+		return false
+	}
+	ns := s.ns.lookup(account, region)
+	return ns != nil && ns.sns.BindSubscriber(sub)
+}
+
+// The clock: an Adjustable clock's offset is stored each time
+// /_fanout/clock moves it, before the call answers and before the clock
+// moves, and it is restored when the data dir opens, before any engine
+// exists, so that every timer restored after it (retries, visibility
+// timeouts, delays) fires when it was due on the clock. A Manual clock (tests,
+// embedding) is its owner's to set: nothing of it is stored.
+
+// restoreClock moves an Adjustable clock to the offset the data dir holds.
+func (s *Server) restoreClock(offset time.Duration) {
+	if adj, ok := s.opts.Clock.(*clock.Adjustable); ok && offset > adj.Offset() {
+		adj.Advance(offset - adj.Offset())
+		s.opts.Logger.Info("clock offset restored", "offset", adj.Offset().String())
+	}
+}
+
+// clockAdvancer is what moves the clock for /_fanout/clock with a data dir
+// and an Adjustable clock: the new offset is durable first. Nil otherwise
+// (the admin moves the clock itself).
+func (s *Server) clockAdvancer() func(time.Duration) error {
+	adj, ok := s.opts.Clock.(*clock.Adjustable)
+	if s.store == nil || !ok {
+		return nil
+	}
+	return func(d time.Duration) error {
+		s.clockMu.Lock() // offsets are stored in the order they are reached
+		defer s.clockMu.Unlock()
+		recs, err := durable.ClockOffset(adj.Offset() + d)
+		if err == nil {
+			err = s.store.Commit(recs)
+		}
+		if err != nil {
+			return err
+		}
+		adj.Advance(d)
+		return nil
+	}
 }
 
 // closeStore makes everything enqueued durable and releases the data dir.

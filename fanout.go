@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -152,6 +153,7 @@ type Server struct {
 	tlsCertPEM []byte     // with TLS, the certificate served
 	store      *oplog.Log // with a data dir
 	opened     opened     // what opening it found
+	clockMu    sync.Mutex // with a data dir: one clock move stored at a time
 
 	http     *http.Server
 	listener net.Listener
@@ -169,6 +171,7 @@ func New(opts Options) (*Server, error) {
 		s.closeEngines()
 		return nil, err
 	}
+	s.deliveries.Resume()
 	return s, nil
 }
 
@@ -197,20 +200,20 @@ func build(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("endpoint allow list: %w", err)
 	}
+	var recovered *durable.Recovered
+	if opts.DataDir != "" {
+		if recovered, err = s.openStore(opts.DataDir); err != nil {
+			return nil, err
+		}
+	}
 	s.deliveries = delivery.New(delivery.Options{
 		Queues: queueRouter{s}, Signer: s.signer,
 		Links:           delivery.Links{Base: s.publicURL, CertFile: s.signer.CertFile},
 		EnforcePolicies: opts.EnforcePolicies, Clock: opts.Clock, Logger: opts.Logger,
 		Lambda: opts.Lambda, SMTP: opts.SMTP, InsecureEndpoints: opts.InsecureEndpoints, Timeout: opts.EndpointTimeout,
 		RecordBytes: opts.RecordBytes, Backlog: opts.DeliveryBacklog, EndpointAllow: allow, Self: s.selfAddrs,
+		Journal: s.deliveryJournal(),
 	})
-	var recovered *durable.Recovered
-	if opts.DataDir != "" {
-		if recovered, err = s.openStore(opts.DataDir); err != nil {
-			s.deliveries.Close()
-			return nil, err
-		}
-	}
 	def := s.newNamespace(opts.Account, opts.Region)
 	s.ns = newNamespaces(def, s.newNamespace)
 	if recovered != nil {
@@ -225,7 +228,8 @@ func build(opts Options) (*Server, error) {
 	r := mux.NewRouter()
 	s.router = r
 	snsHandler.WithAll(s.snsEngines)
-	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, SNS: s.sns, SQSOf: s.ns.sqsEngine, Spaces: s.spaces, Deliveries: s.deliveries, Pprof: opts.Pprof, Settle: s.deliveries.Settle, Pending: s.deliveries.Pending})
+	admin.Routes(r, admin.Deps{Started: s.started, Clock: opts.Clock, SQS: s.sqs, SNS: s.sns, SQSOf: s.ns.sqsEngine, Spaces: s.spaces, Deliveries: s.deliveries, Pprof: opts.Pprof, Settle: s.deliveries.Settle, Pending: s.deliveries.Pending,
+		Advance: s.clockAdvancer()})
 	admin.TopologyRoutes(r, s.TopologyEngines())
 	snsapi.Routes(r, snsHandler, s.signer, s.deliveries)
 	playground.Routes(r)
@@ -396,6 +400,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		s.closeEngines()
 		return nil, err
 	}
+	s.deliveries.Resume() // restored deliveries, now that their links have the address
 	s.http = s.httpServer(s.frontDoor(l, s.handler))
 	s.done = make(chan struct{})
 	go func() {

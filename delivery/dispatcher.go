@@ -98,6 +98,9 @@ type Options struct {
 	// records and the outbox keep (half each); default DefaultRecordBytes.
 	// Past it the oldest entries are forgotten, and counted.
 	RecordBytes int64
+	// Journal, when set, is told of every pending HTTP/S, Lambda and SMTP
+	// delivery, so that a store keeps them across a restart (see Journal).
+	Journal Journal
 }
 
 // endpoint delivers to the endpoints of one protocol.
@@ -149,6 +152,9 @@ type Dispatcher struct {
 	generation   atomic.Uint64 // bumped by Reset
 	parked       parkedJobs
 	lambdas      lambdas
+	journal      journal       // with Options.Journal
+	jobIDs       atomic.Uint64 // the last journaled job's id
+	held         []*job        // restored, waiting for Resume
 }
 
 // New returns a dispatcher.
@@ -228,17 +234,31 @@ func (f *Failure) Error() string { return f.Reason }
 
 // Deliver starts delivering m to sub. For SQS the first attempt is made
 // before Deliver returns, and its failure is returned (a *Failure); other
-// protocols are attempted on the worker pool and Deliver returns nil.
+// protocols are attempted on the worker pool and Deliver returns nil (with
+// a journal, once the delivery is recorded, or the store's error).
 // Retries and dead-lettering follow in either case.
 func (d *Dispatcher) Deliver(m *Message, sub Subscriber) error {
+	w, err := d.DeliverJournaled(m, sub)
+	if w != nil {
+		if werr := w.Wait(); werr != nil {
+			return werr
+		}
+	}
+	return err
+}
+
+// DeliverJournaled is Deliver without waiting for the delivery's record in
+// the journal: it returns the record's Waiter (nil when nothing was
+// recorded), so that a publish to several subscriptions waits once.
+func (d *Dispatcher) DeliverJournaled(m *Message, sub Subscriber) (Waiter, error) {
 	ep, ok := d.endpoints[sub.Protocol]
 	if !ok {
 		d.stats.skip(sub)
 		d.opts.Logger.Debug("sns delivery skipped", "protocol", sub.Protocol, "subscription", sub.Arn, "message_id", m.ID)
-		return ErrNotSupported
+		return nil, ErrNotSupported
 	}
 	if _, toQueue := ep.(sqsEndpoint); toQueue && sub.Policy == nil {
-		return d.deliverToQueue(m, sub)
+		return nil, d.deliverToQueue(m, sub)
 	}
 	return d.start(d.newJob(m, nil, sub, ep))
 }
@@ -246,12 +266,17 @@ func (d *Dispatcher) Deliver(m *Message, sub Subscriber) error {
 // Confirm sends a SubscriptionConfirmation or UnsubscribeConfirmation to
 // sub, in the background, with the retries of sub's delivery policy. A
 // control message that cannot be delivered is dropped, never dead-lettered.
+// With a journal it returns once the message's delivery is recorded.
 func (d *Dispatcher) Confirm(c *Control, sub Subscriber) {
 	ep, ok := d.endpoints[sub.Protocol]
 	if !ok {
 		return
 	}
-	_ = d.start(d.newJob(nil, c, sub, ep))
+	if w, _ := d.start(d.newJob(nil, c, sub, ep)); w != nil {
+		if err := w.Wait(); err != nil {
+			d.opts.Logger.Error("sns confirmation message not stored", "subscription", sub.Arn, "error", err)
+		}
+	}
 }
 
 // Settle waits until the work that is due now is done: every attempt in

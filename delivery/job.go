@@ -25,6 +25,7 @@ type job struct {
 	tracked    bool      // counted by the tracker (see Settle)
 	epoch      uint64
 	generation uint64 // the dispatcher's at the job's start (see Reset)
+	jid        uint64 // its id in the journal; 0: not journaled
 }
 
 func (d *Dispatcher) newJob(m *Message, c *Control, sub Subscriber, ep endpoint) *job {
@@ -50,19 +51,21 @@ func (j *job) id() string { return j.rec.MessageID }
 
 // start makes the first attempt: on the caller's goroutine for in-process
 // endpoints, returning its failure, or on the subscription's lane, unless
-// the lane is full.
-func (d *Dispatcher) start(j *job) error {
+// the lane is full. A job for a lane is journaled first: the Waiter of its
+// record is returned (nil without a journal).
+func (d *Dispatcher) start(j *job) (Waiter, error) {
 	if j.ep.remote(d) {
 		if !d.lanes.admit(j) {
 			d.overflow(j)
-			return nil
+			return nil, nil
 		}
+		w := d.journalStart(j)
 		d.tracker.begin(j)
 		d.lanes.submit(j)
-		return nil
+		return w, nil
 	}
 	first, _ := d.run(j)
-	return first
+	return nil, first
 }
 
 // overflow ends a job its subscription had no room for.
@@ -104,6 +107,7 @@ func (d *Dispatcher) fire(j *job) {
 		// which has no msg, still goes out).
 		d.records.end(j.rec, StatusDropped, "", "subscription deleted")
 		d.stats.drop(j.sub)
+		d.ended(j)
 		d.lanes.finish(j)
 		return
 	}
@@ -160,10 +164,12 @@ func (d *Dispatcher) run(j *job) (first error, failed bool) {
 			}
 		}
 		if !d.next(j, res, end) {
+			d.ended(j) // after a dead-letter queue took it
 			d.tracker.end(j)
 			d.lanes.finish(j)
 			return first, failed
 		}
+		d.save(j)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 func (d *Dispatcher) Reset() {
 	d.generation.Add(1) // jobs of earlier generations stop at their next step
 	d.parked.stopAll(d)
+	d.journalReset()
 	d.records.mu.Lock()
 	d.records.kept = newRing(d.records.kept.max, d.records.kept.budget, d.records.kept.free)
 	d.records.mu.Unlock()

@@ -79,7 +79,8 @@ func (d *Dispatcher) deliverToQueue(m *Message, sub Subscriber) error {
 	gen, now := d.generation.Load(), d.clock.Now()
 	err := d.sendToQueue(sub.Endpoint, sub.Tally, m, sub.Raw, func() (string, error) { return d.payload(m, sub) })
 	if err != nil {
-		return d.start(d.newJob(m, nil, sub, attempted{result{err: err, client: true}}))
+		_, err := d.start(d.newJob(m, nil, sub, attempted{result{err: err, client: true}}))
+		return err
 	}
 	if d.generation.Load() != gen {
 		return nil // reset meanwhile: record nothing, as a job would

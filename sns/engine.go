@@ -26,6 +26,14 @@ type Deliverer interface {
 	Confirm(c *delivery.Control, sub delivery.Subscriber)
 }
 
+// JournaledDeliverer is a Deliverer that can keep deliveries durably (the
+// delivery package's, with a journal): a publish hands each message over
+// with DeliverJournaled and waits for the Waiters it returns before it
+// answers, so that the deliveries of one publish share one wait.
+type JournaledDeliverer interface {
+	DeliverJournaled(m *delivery.Message, sub delivery.Subscriber) (delivery.Waiter, error)
+}
+
 // FilterRecorder is told of each message a subscription's filter policy
 // refused, with what the policy was matched against; a Deliverer that
 // implements it keeps a record of why (the delivery package does).
@@ -50,9 +58,10 @@ type Options struct {
 
 // Engine holds the topics and subscriptions of one account and region.
 type Engine struct {
-	opts    Options
-	clock   clock.Clock
-	deliver Deliverer
+	opts      Options
+	clock     clock.Clock
+	deliver   Deliverer
+	journaled JournaledDeliverer // deliver, if it is one
 
 	mu     sync.RWMutex
 	topics map[string]*Topic        // by name
@@ -80,7 +89,7 @@ func New(opts Options) *Engine {
 	if opts.Deliverer == nil {
 		opts.Deliverer = discard{}
 	}
-	return &Engine{
+	e := &Engine{
 		opts:    opts,
 		clock:   opts.Clock,
 		deliver: opts.Deliverer,
@@ -88,6 +97,8 @@ func New(opts Options) *Engine {
 		subs:    map[string]*Subscription{},
 		tokens:  map[string]*Subscription{},
 	}
+	e.journaled, _ = opts.Deliverer.(JournaledDeliverer)
+	return e
 }
 
 // Region returns the engine's region.

@@ -298,6 +298,7 @@ func (e *Engine) Restore(st State) error {
 		cfg.replayStatus = ss.ReplayStatus
 		s := &Subscription{arn: ss.Arn, topic: t, protocol: ss.Protocol, endpoint: ss.Endpoint, seq: ss.Seq, token: ss.Token,
 			pending: ss.Pending, authenticated: ss.Authenticated, authUnsub: ss.AuthenticateOnUnsubscribe, cfg: cfg}
+		s.isGone = s.gone.Load
 		t.subs = append(t.subs, s)
 		if cfg.filter != nil {
 			t.filtered++
@@ -340,6 +341,21 @@ func (e *Engine) Restore(st State) error {
 		t.pruneArchive(now)
 	}
 	return nil
+}
+
+// BindSubscriber gives a delivery restored from a store what only the live
+// subscription has: the Gone check that stops its retries once the
+// subscription is deleted, and its counts. It reports false when the
+// engine has no subscription of that ARN.
+func (e *Engine) BindSubscriber(sub *delivery.Subscriber) bool {
+	e.mu.RLock()
+	s := e.subs[sub.Arn]
+	e.mu.RUnlock()
+	if s == nil {
+		return false
+	}
+	sub.Gone, sub.Tally = s.isGone, &s.tally
+	return true
 }
 
 // sequenceOf is the counter behind a SequenceNumber nextSequence made.

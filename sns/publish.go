@@ -227,8 +227,9 @@ func (s *Subscription) target() target {
 	return target{sub: s.subscriber(), filter: s.cfg.filter, counts: s}
 }
 
-// deliver hands m to the subscription if it passes the filter policy.
-func (tg target) deliver(e *Engine, m *delivery.Message, attrs map[string]filterAttr) {
+// deliver hands m to the subscription if it passes the filter policy, and
+// returns what to wait for before the publish answers (nil: nothing).
+func (tg target) deliver(e *Engine, m *delivery.Message, attrs map[string]filterAttr) delivery.Waiter {
 	if tg.filter != nil {
 		fm := filter.Message{Body: m.For(tg.sub.Protocol), Attributes: attrs}
 		if !tg.filter.Match(fm) {
@@ -236,13 +237,18 @@ func (tg target) deliver(e *Engine, m *delivery.Message, attrs map[string]filter
 			if r, ok := e.deliver.(FilterRecorder); ok {
 				r.Filtered(m, tg.sub, tg.filter, fm)
 			}
-			return
+			return nil
 		}
 	}
 	tg.counts.matched.Add(1)
 	// Failures are the dispatcher's to log and count; the publisher has
 	// its MessageId either way, as on AWS.
+	if e.journaled != nil {
+		w, _ := e.journaled.DeliverJournaled(m, tg.sub)
+		return w
+	}
 	_ = e.deliver.Deliver(m, tg.sub)
+	return nil
 }
 
 // publishAll stamps, numbers and delivers validated messages in order. A
@@ -258,14 +264,28 @@ func (t *Topic) publishAll(ps []*prepared) ([]PublishResult, error) {
 		}
 	}
 	out := make([]PublishResult, len(ps))
+	var waits []delivery.Waiter
 	for i, p := range ps {
 		r, targets, fresh := t.stamp(p, nil)
 		out[i] = r
 		if fresh {
-			t.fanOut(p.msg, targets)
+			waits = t.fanOut(p.msg, targets, waits)
 		}
 	}
+	if err := deliveriesDurable(waits); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// deliveriesDurable waits for the deliveries a publish journaled.
+func deliveriesDurable(waits []delivery.Waiter) error {
+	for _, w := range waits {
+		if err := durable(w); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stamp gives a message its id, timestamp and, on a FIFO topic, its
@@ -318,13 +338,17 @@ func (t *Topic) stamp(p *prepared, waits *[]Waiter) (PublishResult, []target, bo
 	return PublishResult{MessageID: m.ID, SequenceNumber: m.SequenceNumber}, targets, true
 }
 
-// fanOut delivers a stamped message to the subscriptions stamp returned.
-func (t *Topic) fanOut(m *delivery.Message, targets []target) {
+// fanOut delivers a stamped message to the subscriptions stamp returned,
+// appending to waits what the publish waits for before it answers.
+func (t *Topic) fanOut(m *delivery.Message, targets []target, waits []delivery.Waiter) []delivery.Waiter {
 	attrs := attributeMap(m.Attributes)
 	for _, tg := range targets {
-		tg.deliver(t.engine, m, attrs)
+		if w := tg.deliver(t.engine, m, attrs); w != nil {
+			waits = append(waits, w)
+		}
 	}
 	t.published.Add(1)
+	return waits
 }
 
 // publishDurable is publishAll on a FIFO topic with a journal: the messages'
@@ -349,10 +373,14 @@ func (t *Topic) publishDurable(ps []*prepared) ([]PublishResult, error) {
 		t.forget(ps, fresh)
 		return nil, failed
 	}
+	var delivered []delivery.Waiter
 	for i, p := range ps {
 		if fresh[i] {
-			t.fanOut(p.msg, targets[i])
+			delivered = t.fanOut(p.msg, targets[i], delivered)
 		}
+	}
+	if err := deliveriesDurable(delivered); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

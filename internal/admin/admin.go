@@ -43,6 +43,9 @@ type Deps struct {
 	// Pending, when set, counts the deliveries still queued or in progress
 	// once moving the clock stopped waiting: the clock reply shows it.
 	Pending func() int64
+	// Advance, when set, moves the clock for POST /_fanout/clock instead
+	// of the clock's own Advance (fanout stores the new offset first).
+	Advance func(time.Duration) error
 }
 
 // settleLimit bounds how long moving the clock waits for that work: an
@@ -140,7 +143,14 @@ func (d Deps) advanceClock(w http.ResponseWriter, r *http.Request) {
 			body.Advance, to.UTC().Format(time.RFC3339), clock.Latest().Format(time.RFC3339)))
 		return
 	}
-	adv.Advance(dur)
+	if d.Advance != nil {
+		if err := d.Advance(dur); err != nil {
+			writeError(w, http.StatusInternalServerError, "the clock's new offset could not be stored, so it did not move: "+err.Error())
+			return
+		}
+	} else {
+		adv.Advance(dur)
+	}
 	if d.Settle != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), settleLimit)
 		_ = d.Settle(ctx)

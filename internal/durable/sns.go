@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/persist"
 	"github.com/fanout/fanout/sns"
 )
@@ -127,15 +129,21 @@ func EmitSNS(e *sns.Engine, ns Namespace, emit func(key, value []byte) error) er
 // Recovered gathers, namespace by namespace, what a store hands back at
 // start-up. Its Load is the store's persist.Loader.
 type Recovered struct {
-	sns map[Namespace]*sns.State
+	sns   map[Namespace]*sns.State
+	jobs  []delivery.JobState
+	clock time.Duration
 }
 
 // NewRecovered returns an empty Recovered.
 func NewRecovered() *Recovered { return &Recovered{sns: map[Namespace]*sns.State{}} }
 
-// Load implements persist.Loader. Keys of other services than SNS are not
-// this version's to read and fail the recovery rather than be dropped.
+// Load implements persist.Loader. Keys of other services than SNS,
+// deliveries and the clock are not this version's to read and fail the
+// recovery rather than be dropped.
 func (r *Recovered) Load(key, value []byte) error {
+	if ok, err := r.loadOther(key, value); ok {
+		return err
+	}
 	parts := strings.SplitN(string(key), "/", 7)
 	if len(parts) < 5 || parts[0] != "sns" || parts[3] != "topic" || parts[1] == "" || parts[2] == "" || parts[4] == "" {
 		return formatError(key, "not a key of this version")
