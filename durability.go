@@ -53,9 +53,9 @@ func ParseDurability(s string) (Durability, error) {
 }
 
 // The data dir (issue 14): the op log is opened before the engines, each
-// namespace's SNS engine journals to it, the namespaces it holds are made
-// again at start (they are otherwise made lazily, on a first create) and
-// restored, and a compaction dumps every namespace.
+// namespace's SNS and SQS engines journal to it, the namespaces it holds are
+// made again at start (they are otherwise made lazily, on a first create)
+// and restored, and a compaction dumps every namespace.
 
 // storeOptions are the op log's options for s's Durability.
 func (s *Server) storeOptions() (oplog.Options, error) {
@@ -85,6 +85,7 @@ func (s *Server) openStore(dir string) (*durable.Recovered, error) {
 	got := durable.NewRecovered()
 	o, err := s.storeOptions()
 	if err != nil {
+		got.Discard()
 		return nil, err
 	}
 	log, rec, err := oplog.Open(dir, o, got.Load)
@@ -103,8 +104,6 @@ func (s *Server) openStore(dir string) (*durable.Recovered, error) {
 		return nil, fmt.Errorf("data dir %s: %w", dir, err)
 	}
 	s.opened = opened{rec: rec, began: began}
-	// Until the SQS engines journal too (issue 14), say so at every start.
-	s.opts.Logger.Warn("data dir: SQS queues and messages are not yet kept: only SNS topics and subscriptions survive a restart", "dir", dir)
 	s.store = log
 	s.restoreClock(got.ClockOffset())
 	return got, nil
@@ -116,7 +115,11 @@ func (s *Server) snapshot(emit func(key, value []byte) error) error {
 		return errors.New("fanout: compaction before the engines exist")
 	}
 	for _, ns := range s.ns.all() {
-		if err := durable.EmitSNS(ns.sns, durable.Namespace{Account: ns.account, Region: ns.region}, emit); err != nil {
+		n := durable.Namespace{Account: ns.account, Region: ns.region}
+		if err := durable.EmitSNS(ns.sns, n, emit); err != nil {
+			return err
+		}
+		if err := durable.EmitSQS(ns.sqs, n, emit); err != nil {
 			return err
 		}
 	}
@@ -138,8 +141,23 @@ func (s *Server) snsJournal(account, region string) sns.Journal {
 	return durable.SNSJournal(s.store, durable.Namespace{Account: account, Region: region})
 }
 
+// sqsJournal is the journal of a namespace's SQS engine, nil without a
+// data dir.
+func (s *Server) sqsJournal(account, region string) sqs.Journal {
+	if s.store == nil {
+		return nil
+	}
+	return durable.SQSJournal(s.store, durable.Namespace{Account: account, Region: region})
+}
+
 // restore makes every namespace the store holds and loads its state.
 func (s *Server) restore(got *durable.Recovered) error {
+	defer got.Discard() // what a failure leaves unrestored
+	for _, n := range got.SQSNamespaces() {
+		if err := got.SQS(n).Into(s.ns.get(n.Account, n.Region).sqs); err != nil {
+			return fmt.Errorf("data dir: namespace %s/%s: %w", n.Account, n.Region, err)
+		}
+	}
 	for _, n := range got.SNSNamespaces() {
 		if err := s.ns.get(n.Account, n.Region).sns.Restore(got.SNS(n)); err != nil {
 			return fmt.Errorf("data dir: namespace %s/%s: %w", n.Account, n.Region, err)

@@ -154,6 +154,7 @@ func (s *Server) newNamespace(account, region string) *namespace {
 	ns.sqs = sqs.New(sqs.Options{
 		Clock: s.opts.Clock, Region: region, Account: account,
 		NoRecreateWait: s.opts.NoRecreateWait, NoPurgeWait: s.opts.NoPurgeWait,
+		Journal: s.sqsJournal(account, region),
 	})
 	ns.sns = sns.New(sns.Options{Clock: s.opts.Clock, Region: region, Account: account, Deliverer: s.deliveries,
 		CheckEndpoint: s.checkEndpoint, Journal: s.snsJournal(account, region)})

@@ -131,13 +131,28 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 		ok = append(ok, SendBatchResult{ID: e.ID, SendResult: res})
 	}
 	q.lock()
-	defer q.unlock()
 	if q.deleted {
+		q.unlock()
 		return nil, nil, queueDoesNotExist()
 	}
 	now := q.engine.clock.Now()
+	if !q.journaling() {
+		for i := range msgs {
+			q.admit(&msgs[i], delays[i], now, &ok[i].SendResult)
+		}
+		q.unlock()
+		return ok, failed, nil
+	}
+	// One batch for every entry: all or nothing on disk.
+	list := make([]sent, len(msgs))
 	for i := range msgs {
-		q.admit(&msgs[i], delays[i], now, &ok[i].SendResult)
+		list[i] = q.admit(&msgs[i], delays[i], now, &ok[i].SendResult)
+	}
+	w := q.recordSends(list)
+	q.unlock()
+	if err := durable(w); err != nil {
+		q.undoSends(list)
+		return nil, nil, err
 	}
 	return ok, failed, nil
 }

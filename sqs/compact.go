@@ -27,7 +27,7 @@ func (q *Queue) tidy() {
 			s.slab.reset()
 			s.chunks.reset()
 		}
-	case s.slab.n > 2*uint32(s.slab.live)+compactSlack:
+	case s.slab.n > 2*uint32(s.slab.live)+compactSlack && q.dumping == 0: // a Dump walks the slots
 		q.compactRecords()
 	case s.chunks.written > 2*s.chunks.live+compactByteSlack:
 		q.compactBytes()

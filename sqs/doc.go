@@ -37,6 +37,13 @@
 // messages (a snapshot, say), go through its slots 0 to slab.n-1 and skip
 // those in stateGone; the containers give their order.
 //
+// # Durability
+//
+// With Options.Journal every change of durable state is reported, under the
+// lock of the queue it touches, as an engine-level Change (journal.go), and
+// the call answers once it is stored; Dump and a Restorer (restore.go) write
+// and read the whole state. The engine knows nothing of the store's format.
+//
 // Built with the fanout_lockcheck tag (go test -tags fanout_lockcheck), every
 // queue lock checks these rules and panics on the goroutine that breaks them.
 package sqs

@@ -23,6 +23,8 @@ type Options struct {
 	NoRecreateWait bool
 	// NoPurgeWait turns off AWS's one-purge-per-60-seconds rule.
 	NoPurgeWait bool
+	// Journal, when set, receives every durable state change (journal.go).
+	Journal Journal
 }
 
 // Engine holds the queues of one account and region.
@@ -32,6 +34,7 @@ type Engine struct {
 	mu      sync.RWMutex
 	queues  map[string]*Queue
 	deleted map[string]time.Time // name -> when it was deleted
+	lastSeq map[string]uint64    // name -> the last seq of the queue deleted, for the next of that name
 	closing chan struct{}
 	closeMu sync.Once
 
@@ -55,6 +58,7 @@ func New(opts Options) *Engine {
 		clock:   opts.Clock,
 		queues:  map[string]*Queue{},
 		deleted: map[string]time.Time{},
+		lastSeq: map[string]uint64{},
 		closing: make(chan struct{}),
 	}
 }
@@ -113,27 +117,68 @@ func (e *Engine) CreateQueue(name string, attrs, tags map[string]string) (*Queue
 	targets := e.redriveTargets(attrs, "")
 	registryLocking()
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	now := e.clock.Now()
 	if q, ok := e.queues[name]; ok {
+		e.mu.Unlock()
 		if err := q.sameAttributes(attrs); err != nil {
 			return nil, err
 		}
 		return q, nil
 	}
 	if at, ok := e.deleted[name]; ok && !e.opts.NoRecreateWait && now.Sub(at) < 60*time.Second {
+		e.mu.Unlock()
 		return nil, ErrQueueDeletedRecently.New("You must wait 60 seconds after deleting a queue before you can create another with the same name.")
 	}
 	q := newQueue(e, name, fifo, now)
 	if err := q.config.apply(attrs, true, q.arn, targets); err != nil {
+		e.mu.Unlock()
 		return nil, err
 	}
 	for k, v := range tags {
 		q.tags[k] = v
 	}
+	// A queue made again goes on numbering where its predecessor stopped:
+	// a record of the old one's messages still on its way (a dead-letter
+	// move's removal) can then never name one of the new one's.
+	q.seq = e.lastSeq[name]
+	q0 := q.seq
+	delete(e.lastSeq, name)
 	e.queues[name] = q
 	delete(e.deleted, name)
+	var w Waiter
+	if e.opts.Journal != nil {
+		// Nobody else can see q yet: its state is read without its lock.
+		w = e.record(Change{ForgottenNames: []string{name}, Queues: []QueueState{q.state()}})
+	}
+	e.mu.Unlock()
+	if err := durable(w); err != nil {
+		e.undoCreate(q, q0)
+		return nil, err
+	}
 	return q, nil
+}
+
+// undoCreate removes a queue whose creation could not be stored, unless
+// something changed it since (it is then recorded again).
+func (e *Engine) undoCreate(q *Queue, seq0 uint64) {
+	registryLocking()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.queues[q.name] != q {
+		return
+	}
+	q.lock()
+	untouched := q.rev == 0 && q.seq == seq0 && q.msgs.slab.live == 0
+	if !untouched {
+		e.record(Change{Queues: []QueueState{q.state()}})
+		q.unlock()
+		return
+	}
+	q.unlock()
+	delete(e.queues, q.name)
+	e.lastSeq[q.name] = seq0
+	q.markDeleted(time.Time{})
+	e.record(Change{DeletedQueues: []string{q.name}})
 }
 
 // redriveTargets reads the settings of the queue a RedrivePolicy in attrs
@@ -214,10 +259,15 @@ func (e *Engine) DeleteQueue(name string) error {
 		return queueDoesNotExist()
 	}
 	delete(e.queues, name)
-	e.deleted[name] = e.clock.Now()
+	at := e.clock.Now()
+	e.deleted[name] = at
+	// Its lock under the registry's (doc.go allows it), so that no queue
+	// of that name is made before its last seq is known.
+	seq, w := q.markDeleted(at)
+	e.lastSeq[name] = seq
 	e.mu.Unlock()
-	q.markDeleted()
-	return nil
+	// Kept if it cannot be stored: its messages' memory is gone.
+	return durable(w)
 }
 
 // ListQueues returns the names of queues starting with prefix, sorted.

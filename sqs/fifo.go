@@ -102,6 +102,7 @@ type attempt struct {
 	seqs []uint64
 	gens []uint32
 	out  []Received
+	req  receiveReq // what it asked for, to record it (journal.go)
 }
 
 type fifoState struct {
@@ -111,6 +112,8 @@ type fifoState struct {
 	dedupLog []dedupKey // in send order, to expire dedup ids lazily
 	sequence uint64
 	attempts map[string]*attempt
+	// sequenceCeil is the stored ceiling of sequence (journal.go).
+	sequenceCeil uint64
 }
 
 func newFifoState(fifo bool) *fifoState {
@@ -169,10 +172,11 @@ func (f *fifoState) checkDedup(key string, now time.Time) (dedupEntry, bool) {
 // remember keeps key for the deduplication window. It keeps a copy: the key
 // may be a slice of the request's body, which would stay alive with it for
 // five minutes (a SendMessageBatch body per entry, found by the soak).
-func (f *fifoState) remember(key string, e dedupEntry) {
+func (f *fifoState) remember(key string, e dedupEntry) string {
 	key = strings.Clone(key)
 	f.dedup[key] = e
 	f.dedupLog = append(f.dedupLog, dedupKey{key, e.at})
+	return key
 }
 
 func (f *fifoState) nextSequence() string {
@@ -222,7 +226,8 @@ func (q *Queue) replay(id string, now time.Time) ([]Received, bool) {
 	return a.out, true
 }
 
-func (q *Queue) record(id string, now time.Time, msgs []uint32, out []Received) {
+func (q *Queue) record(req receiveReq, now time.Time, msgs []uint32, out []Received) {
+	id := req.attemptID
 	f := q.fifo
 	if len(f.attempts) > 10000 {
 		for k, a := range f.attempts {
@@ -231,7 +236,7 @@ func (q *Queue) record(id string, now time.Time, msgs []uint32, out []Received) 
 			}
 		}
 	}
-	a := &attempt{at: now, msgs: msgs, seqs: make([]uint64, len(msgs)), gens: make([]uint32, len(msgs)), out: out}
+	a := &attempt{at: now, msgs: msgs, seqs: make([]uint64, len(msgs)), gens: make([]uint32, len(msgs)), out: out, req: req}
 	for k, i := range msgs {
 		r := q.rec(i)
 		a.seqs[k], a.gens[k] = r.seq, r.handleGen

@@ -115,8 +115,32 @@ func (e *Engine) StartMoveTask(source, dest string, rate *int) (string, error) {
 	ts.byHandle[t.handle] = t
 	t.mu.Lock()
 	t.timer = e.clock.AfterFunc(time.Second, func() { e.moveTick(t) })
+	w := e.recordTask(t)
 	t.mu.Unlock()
+	if err := durable(w); err != nil {
+		// Taken back: as if it had never started.
+		t.mu.Lock()
+		t.info.Status = TaskCancelled
+		t.timer.Stop()
+		t.mu.Unlock()
+		ts.bySource[source] = ts.bySource[source][1:]
+		delete(ts.byHandle, t.handle)
+		e.record(Change{MoveTasks: []MoveTaskState{t.state()}})
+		return "", err
+	}
 	return t.handle, nil
+}
+
+// state is t's durable state. Callers hold t.mu.
+func (t *moveTask) state() MoveTaskState { return MoveTaskState{Handle: t.handle, Task: t.info} }
+
+// recordTask records t's state; callers hold t.mu, which orders the
+// records of one task.
+func (e *Engine) recordTask(t *moveTask) Waiter {
+	if e.opts.Journal == nil {
+		return nil
+	}
+	return e.record(Change{MoveTasks: []MoveTaskState{t.state()}})
 }
 
 // moveTick moves one second's worth of messages and schedules the next.
@@ -131,6 +155,7 @@ func (e *Engine) moveTick(t *moveTask) {
 	fail := func(reason string) {
 		t.mu.Lock()
 		t.info.Status, t.info.FailureReason, t.info.TaskHandle = TaskFailed, reason, ""
+		e.recordTask(t)
 		t.mu.Unlock()
 	}
 	src := e.queueByArn(info.SourceArn)
@@ -156,7 +181,7 @@ func (e *Engine) moveTick(t *moveTask) {
 	})
 	moved := int64(0)
 	for i := range msgs {
-		msgs[i].to.redriven(&msgs[i].m)
+		msgs[i].to.redriven(&msgs[i].m, src.name)
 		moved++
 	}
 	if stuck {
@@ -172,6 +197,9 @@ func (e *Engine) moveTick(t *moveTask) {
 		return
 	}
 	t.info.Moved += moved
+	// Not waited for (no call waits on a tick). A crash before it is stored
+	// undercounts Moved: the task resumes and moves what is left.
+	defer e.recordTask(t)
 	if len(msgs) == 0 || t.info.Moved >= t.info.ToMove {
 		t.info.Status = TaskCompleted
 		return
@@ -230,15 +258,23 @@ func (q *Queue) takeForMove(n int, dest func(dlqSource string) *Queue) (out []mo
 }
 
 // redriven enqueues a moved message as a new message: a new id and send time,
-// the same body and attributes.
-func (q *Queue) redriven(m *draft) {
+// the same body and attributes. With a journal its removal from the queue
+// called from and its arrival here are one Change, recorded under this
+// queue's lock, as a dead-letter move's are (Engine.deadLetter says why
+// that is sound).
+func (q *Queue) redriven(m *draft, from string) {
 	c := draft{
 		idMD5: id.UUID() + m.idMD5[36:], body: m.body, attrs: m.attrs, sender: m.sender,
 		ext: messageExt{traceHeader: m.ext.traceHeader, groupID: m.ext.groupID, dedupID: m.ext.dedupID},
 	}
 	q.lock()
 	defer q.unlock()
+	var ch Change
+	if q.journaling() {
+		ch.Removed = []MessageRef{{from, m.srcSeq}}
+	}
 	if q.deleted {
+		q.engine.record(ch)
 		return
 	}
 	now := q.engine.clock.Now()
@@ -246,7 +282,12 @@ func (q *Queue) redriven(m *draft) {
 		c.ext.sequenceNum = q.fifo.nextSequence()
 	}
 	zero := 0
-	q.enqueue(&c, &zero, now)
+	i := q.enqueue(&c, &zero, now)
+	if q.journaling() {
+		ch.Messages = []MessageRecord{q.message(i)}
+		q.withCeiling(&ch)
+		q.engine.record(ch)
+	}
 }
 
 func (q *Queue) visibleCount() int {
@@ -314,15 +355,22 @@ func (e *Engine) CancelMoveTask(handle string) (int64, error) {
 		return 0, ErrResourceNotFound.New("Task does not exist.")
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.info.Status != TaskRunning {
+		t.mu.Unlock()
 		return 0, ErrResourceNotFound.New("Task does not exist.")
 	}
 	t.info.Status = TaskCancelled
 	if t.timer != nil {
 		t.timer.Stop()
 	}
-	return t.info.Moved, nil
+	// Kept cancelled if it cannot be stored: a restart may resume it.
+	w := e.recordTask(t)
+	moved := t.info.Moved
+	t.mu.Unlock()
+	if err := durable(w); err != nil {
+		return 0, err
+	}
+	return moved, nil
 }
 
 // stopMoveTasks stops every pending timer, for Close.

@@ -48,6 +48,7 @@ type draft struct {
 	firstReceiveAt int64
 	receiveCount   int32
 	receivesBefore int32
+	srcSeq         uint64 // taken out of a queue: its seq there, for the record of the move
 }
 
 const bodyAt = 36 + 32 // where the body starts in a message's bytes

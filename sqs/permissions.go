@@ -40,26 +40,26 @@ func (q *Queue) AddPermission(label string, accounts, actions []string) error {
 	if len(actions) > 7 {
 		return ErrOverLimit.New("%d Actions were found, maximum allowed is 7.", len(actions))
 	}
-	q.lock()
-	defer q.unlock()
-	doc := &iampolicy.Document{Version: "2008-10-17", ID: q.arn + "/SQSDefaultPolicy"}
-	if q.config.policy != "" {
-		var err error
-		if doc, err = iampolicy.Parse(q.config.policy); err != nil {
-			return ErrInvalidAttributeValue.New("Invalid value for the parameter Policy.")
+	return q.update(func() (bool, error) {
+		doc := &iampolicy.Document{Version: "2008-10-17", ID: q.arn + "/SQSDefaultPolicy"}
+		if q.config.policy != "" {
+			var err error
+			if doc, err = iampolicy.Parse(q.config.policy); err != nil {
+				return false, ErrInvalidAttributeValue.New("Invalid value for the parameter Policy.")
+			}
 		}
-	}
-	if doc.Has(label) {
-		return invalidValue(label, "Label", "Already exists.")
-	}
-	principals := make([]string, len(accounts))
-	for i, a := range accounts {
-		principals[i] = iampolicy.AccountPrincipal(a)
-	}
-	doc.AddAllow(label, principals, iampolicy.Prefixed("SQS:", actions), q.arn)
-	q.config.policy = doc.String()
-	q.modified = q.engine.clock.Now()
-	return nil
+		if doc.Has(label) {
+			return false, invalidValue(label, "Label", "Already exists.")
+		}
+		principals := make([]string, len(accounts))
+		for i, a := range accounts {
+			principals[i] = iampolicy.AccountPrincipal(a)
+		}
+		doc.AddAllow(label, principals, iampolicy.Prefixed("SQS:", actions), q.arn)
+		q.config.policy = doc.String()
+		q.modified = q.engine.clock.Now()
+		return false, nil
+	})
 }
 
 // RemovePermission removes the statement with this label; removing the last
@@ -68,17 +68,17 @@ func (q *Queue) RemovePermission(label string) error {
 	if label == "" {
 		return missing("Label")
 	}
-	q.lock()
-	defer q.unlock()
-	doc, err := iampolicy.Parse(q.config.policy)
-	if q.config.policy == "" || err != nil || !doc.Remove(label) {
-		return invalidValue(label, "Label", "can't find label.")
-	}
-	if len(doc.Statement) == 0 {
-		q.config.policy = ""
-	} else {
-		q.config.policy = doc.String()
-	}
-	q.modified = q.engine.clock.Now()
-	return nil
+	return q.update(func() (bool, error) {
+		doc, err := iampolicy.Parse(q.config.policy)
+		if q.config.policy == "" || err != nil || !doc.Remove(label) {
+			return false, invalidValue(label, "Label", "can't find label.")
+		}
+		if len(doc.Statement) == 0 {
+			q.config.policy = ""
+		} else {
+			q.config.policy = doc.String()
+		}
+		q.modified = q.engine.clock.Now()
+		return false, nil
+	})
 }

@@ -41,10 +41,24 @@ type Queue struct {
 	deleted      bool
 	// deadLettered counts messages moved to the DLQ, for the dashboard.
 	deadLettered atomic.Int64
+
+	// Durability (journal.go), used only with a Journal: rev counts the
+	// recorded changes of attributes and tags; seqCeil is the stored
+	// ceiling of seq; took gathers the records a receive delivered;
+	// dumping counts the Dumps walking the slots, which compaction must
+	// not renumber meanwhile.
+	rev     uint64
+	seqCeil uint64
+	took    []uint32
+	dumping int
 }
 
 func newQueue(e *Engine, name string, fifo bool, now time.Time) *Queue {
-	msgs := &store{}
+	return newQueueOf(e, name, fifo, now, &store{})
+}
+
+// newQueueOf makes a queue whose messages' memory is msgs (a Restorer's).
+func newQueueOf(e *Engine, name string, fifo bool, now time.Time, msgs *store) *Queue {
 	q := &Queue{
 		engine:   e,
 		name:     name,
@@ -104,13 +118,22 @@ func (q *Queue) cfg() config {
 	return q.config
 }
 
-func (q *Queue) markDeleted() {
+// markDeleted ends the queue and returns its last seq. With a journal and
+// a time of deletion, it records the deletion and the name deleted at that
+// time, under the queue's lock: after every change of the queue, and before
+// any of a queue made again under its name.
+func (q *Queue) markDeleted(at time.Time) (uint64, Waiter) {
 	q.lock()
 	defer q.unlock()
 	q.deleted = true
 	q.resetMessages()
 	q.stopDue()
 	close(q.gone)
+	var w Waiter
+	if !at.IsZero() {
+		w = q.engine.record(Change{DeletedQueues: []string{q.name}, DeletedNames: []DeletedName{{q.name, at}}})
+	}
+	return q.seq, w
 }
 
 // retentionExpired reports whether r has outlived the retention period.
@@ -308,10 +331,14 @@ func (q *Queue) SetAttributes(attrs map[string]string) error {
 	// The RedrivePolicy's target is read before this queue's lock is taken:
 	// never two queue locks at once (doc.go).
 	targets := q.engine.redriveTargets(attrs, q.arn)
-	q.lock()
-	defer q.unlock()
+	return q.update(func() (bool, error) { return q.setAttributes(attrs, targets) })
+}
+
+// setAttributes applies attrs and reports whether it changed delayed
+// messages' delays. Callers hold mu.
+func (q *Queue) setAttributes(attrs map[string]string, targets redriveTargets) (bool, error) {
 	if err := q.config.apply(attrs, false, q.arn, targets); err != nil {
-		return err
+		return false, err
 	}
 	q.modified = q.engine.clock.Now()
 	if _, ok := attrs[AttrDelaySeconds]; ok && q.fifo != nil {
@@ -330,8 +357,9 @@ func (q *Queue) SetAttributes(attrs map[string]string) error {
 		if next, ok := q.nextDue(q.modified); ok {
 			q.dueAtLeast(q.modified.UnixNano() + int64(next))
 		}
+		return q.delayed.len() > 0, nil
 	}
-	return nil
+	return false, nil
 }
 
 // sameAttributes checks CreateQueue's attributes against an existing queue.
@@ -362,14 +390,20 @@ func (q *Queue) sameAttributes(attrs map[string]string) *awserr.Error {
 // Purge deletes every message in the queue.
 func (q *Queue) Purge() error {
 	q.lock()
-	defer q.unlock()
 	now := q.engine.clock.Now()
 	if !q.lastPurge.IsZero() && !q.engine.opts.NoPurgeWait && now.Sub(q.lastPurge) < 60*time.Second {
+		q.unlock()
 		return ErrPurgeQueueInProgress.New("Only one PurgeQueue operation on %s is allowed every 60 seconds.", q.name)
 	}
 	q.lastPurge = now
 	q.resetMessages()
-	return nil
+	var w Waiter
+	if q.journaling() {
+		// Kept if it cannot be stored: the messages' memory is gone.
+		w = q.engine.record(Change{Purged: []string{q.name}, Queues: []QueueState{q.state()}})
+	}
+	q.unlock()
+	return durable(w)
 }
 
 // resetMessages forgets every message and frees their memory; FIFO
@@ -407,21 +441,21 @@ func (q *Queue) Tag(tags map[string]string) error {
 	if err := checkTags(tags); err != nil {
 		return err
 	}
-	q.lock()
-	defer q.unlock()
-	n := len(q.tags)
-	for k := range tags {
-		if _, ok := q.tags[k]; !ok {
-			n++
+	return q.update(func() (bool, error) {
+		n := len(q.tags)
+		for k := range tags {
+			if _, ok := q.tags[k]; !ok {
+				n++
+			}
 		}
-	}
-	if n > 50 {
-		return ErrInvalidParameterValue.New("Too many tags added for queue %s.", q.name)
-	}
-	for k, v := range tags {
-		q.tags[k] = v
-	}
-	return nil
+		if n > 50 {
+			return false, ErrInvalidParameterValue.New("Too many tags added for queue %s.", q.name)
+		}
+		for k, v := range tags {
+			q.tags[k] = v
+		}
+		return false, nil
+	})
 }
 
 // Untag removes tags by key; unknown keys are ignored.
@@ -429,10 +463,10 @@ func (q *Queue) Untag(keys []string) error {
 	if len(keys) == 0 {
 		return missing("TagKeys")
 	}
-	q.lock()
-	defer q.unlock()
-	for _, k := range keys {
-		delete(q.tags, k)
-	}
-	return nil
+	return q.update(func() (bool, error) {
+		for _, k := range keys {
+			delete(q.tags, k)
+		}
+		return false, nil
+	})
 }

@@ -130,13 +130,24 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 				if woken {
 					q.wake() // it takes nothing: the wake goes on
 				}
+				var stored Waiter
+				if q.journaling() {
+					stored = q.recordReplay(req.attemptID)
+				}
 				q.unlock()
+				if err := durable(stored); err != nil {
+					return nil, err
+				}
 				return out, nil
 			}
 		}
 		out, moves, err := q.take(req, now, wait > 0)
 		if len(out) > 0 {
 			q.taken()
+		}
+		var stored Waiter
+		if q.journaling() {
+			stored = q.recordReceive(req.attemptID) // one batch for every message taken
 		}
 		remaining := deadline.Sub(now)
 		sleep := err == nil && len(out) == 0 && remaining > 0 && !closed(expired)
@@ -150,8 +161,11 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 			q.wait(w, now)
 		}
 		q.unlock()
-		q.engine.deadLetter(q, moves)
+		moved := q.engine.deadLetter(q, moves)
 		if err != nil {
+			return nil, err
+		}
+		if err := waitAll(stored, moved); err != nil {
 			return nil, err
 		}
 		if !sleep {
@@ -309,7 +323,7 @@ func (q *Queue) takeFifo(req receiveReq, now time.Time) ([]Received, []draft) {
 		}
 	}
 	if req.attemptID != "" && len(out) > 0 {
-		q.record(req.attemptID, now, taken, out)
+		q.record(req, now, taken, out)
 	}
 	return out, moves
 }
@@ -326,6 +340,9 @@ func (q *Queue) deliver(i uint32, req receiveReq, now time.Time) Received {
 	r.receivedAt = now.UnixNano()
 	r.visibleAt = now.Add(time.Duration(req.visibility) * time.Second).UnixNano()
 	q.enterInflight(i)
+	if q.journaling() {
+		q.took = append(q.took, i)
+	}
 	return q.render(i, req)
 }
 
@@ -404,6 +421,7 @@ func (q *Queue) materialize(i uint32) draft {
 		idMD5: head[:bodyAt], body: head[bodyAt:],
 		sentAt: r.sentAt, firstReceiveAt: r.firstReceiveAt,
 		receiveCount: r.receiveCount, receivesBefore: r.receivesBefore,
+		srcSeq: r.seq,
 	}
 	if r.attrLen > 0 {
 		d.attrs = bytes.Clone(q.msgs.attrBytes(r))
@@ -419,9 +437,20 @@ func (q *Queue) materialize(i uint32) draft {
 // without src's lock held and takes one queue lock, the target's, which may
 // be src again (a queue that is its own DLQ). A message whose DLQ has gone
 // stays in src.
-func (e *Engine) deadLetter(src *Queue, moves []draft) {
+//
+// With a journal, the messages' removal from src and their arrival in the
+// target are one Change, recorded under the target's lock, so that no crash
+// between the two loses a message (persist: one batch is all or nothing).
+// That the removal is recorded under another lock than src's is sound
+// against the store's snapshot rule (persist: a snapshot reads each key
+// under the lock its Enqueue is called under): the records were taken out
+// of src in memory, under src's lock, before this Change was enqueued, and
+// src never holds them (their seq) again. So a snapshot that read src
+// before the removal began before this Change was enqueued and replays it,
+// and one that read src after the removal does not hold them.
+func (e *Engine) deadLetter(src *Queue, moves []draft) Waiter {
 	if len(moves) == 0 {
-		return
+		return nil
 	}
 	cfg := src.cfg()
 	var dlq *Queue
@@ -435,8 +464,18 @@ func (e *Engine) deadLetter(src *Queue, moves []draft) {
 	now := e.clock.Now()
 	target.lock()
 	defer target.unlock()
+	var ch *Change
+	if target.journaling() {
+		ch = &Change{Removed: make([]MessageRef, len(moves))}
+		for k, m := range moves {
+			ch.Removed[k] = MessageRef{src.name, m.srcSeq}
+		}
+	}
 	if target.deleted {
-		return
+		if ch != nil {
+			return e.record(*ch) // memory lost them with the target
+		}
+		return nil
 	}
 	if target != src {
 		src.deadLettered.Add(int64(len(moves)))
@@ -459,7 +498,15 @@ func (e *Engine) deadLetter(src *Queue, moves []draft) {
 		// It has been received, so later receives find it by its handles
 		// (deliver records only a first receive).
 		target.handles[target.rec(i).seq] = i
+		if ch != nil {
+			ch.Messages = append(ch.Messages, target.message(i))
+		}
 	}
+	if ch == nil {
+		return nil
+	}
+	target.withCeiling(ch)
+	return e.record(*ch)
 }
 
 // Delete deletes the message a receipt handle names. A handle of an earlier
@@ -467,25 +514,82 @@ func (e *Engine) deadLetter(src *Queue, moves []draft) {
 // AWS documents for standard queues.
 // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html
 func (q *Queue) Delete(handle string) error {
+	seq, gen, err := q.checkHandle(handle)
+	if err != nil {
+		return err
+	}
+	q.lock()
+	gone, err := q.delete(handle, seq, gen)
+	if err != nil || !q.journaling() || gone.Queue == "" {
+		q.unlock()
+		return err
+	}
+	w := q.engine.record(Change{Removed: []MessageRef{gone}})
+	q.unlock()
+	return durable(w)
+}
+
+// DeleteBatch deletes the messages of several receipt handles, with one
+// record for all of them: errs[k] is handle k's outcome, err a failure of
+// the whole call (the record could not be stored).
+func (q *Queue) DeleteBatch(handles []string) (errs []error, err error) {
+	errs = make([]error, len(handles))
+	seqs := make([]uint64, len(handles))
+	gens := make([]uint32, len(handles))
+	for k, h := range handles {
+		seqs[k], gens[k], errs[k] = q.checkHandle(h)
+	}
+	q.lock()
+	var c Change
+	for k, h := range handles {
+		if errs[k] == nil {
+			var gone MessageRef
+			if gone, errs[k] = q.delete(h, seqs[k], gens[k]); errs[k] == nil && gone.Queue != "" {
+				c.Removed = append(c.Removed, gone)
+			}
+		}
+	}
+	if !q.journaling() || len(c.Removed) == 0 {
+		q.unlock()
+		return errs, nil
+	}
+	w := q.engine.record(c)
+	q.unlock()
+	return errs, durable(w)
+}
+
+// checkHandle validates a receipt handle of this queue and returns its
+// message's seq and receive generation.
+func (q *Queue) checkHandle(handle string) (uint64, uint32, error) {
 	if handle == "" {
-		return missing("ReceiptHandle")
+		return 0, 0, missing("ReceiptHandle")
 	}
 	uid, seq, gen, ok := decodeHandle(handle)
 	if !ok || uid != q.uid {
-		return ErrReceiptHandleIsInvalid.New("The input receipt handle \"%s\" is not a valid receipt handle.", handle)
+		return 0, 0, ErrReceiptHandleIsInvalid.New("The input receipt handle \"%s\" is not a valid receipt handle.", handle)
 	}
-	q.lock()
-	defer q.unlock()
+	return seq, gen, nil
+}
+
+// delete deletes the message of a checked handle and returns what to
+// record: the message it names, also when it was gone already, so that the
+// 200 of a retried delete waits for the deletion being stored; nothing (a
+// zero ref) for the handle of an earlier receive of a message still there.
+// Callers hold mu.
+func (q *Queue) delete(handle string, seq uint64, gen uint32) (MessageRef, error) {
 	i, found := q.handles[seq]
 	if q.fifo != nil {
 		q.promote(q.engine.clock.Now())
 		// promote may have dropped it: its slot is then free (stateGone)
 		if found && (q.rec(i).handleGen != gen || q.rec(i).state != stateInflight) {
-			return invalidValue(handle, "ReceiptHandle", "The receipt handle has expired.")
+			return MessageRef{}, invalidValue(handle, "ReceiptHandle", "The receipt handle has expired.")
 		}
 	}
-	if !found || q.rec(i).handleGen != gen {
-		return nil
+	if !found {
+		return MessageRef{q.name, seq}, nil
+	}
+	if q.rec(i).handleGen != gen {
+		return MessageRef{}, nil // a later receive's: nothing changes, and the message stays stored
 	}
 	g := q.groups.of(q.rec(i))
 	q.unlink(i)
@@ -494,7 +598,7 @@ func (q *Queue) Delete(handle string) error {
 		q.fifo.markReady(g)
 		q.wake()
 	}
-	return nil
+	return MessageRef{q.name, seq}, nil
 }
 
 // unlink takes record i out of whichever container holds it. Callers hold mu.
@@ -520,33 +624,84 @@ func (q *Queue) unlink(i uint32) {
 // from now. The total since the receive may not pass 12 hours.
 // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html
 func (q *Queue) ChangeVisibility(handle string, timeout int) error {
-	if handle == "" {
-		return missing("ReceiptHandle")
-	}
-	if timeout < 0 || timeout > 43200 {
-		return invalidValue(strconv.Itoa(timeout), "VisibilityTimeout", "VisibilityTimeout must be an integer between 0 and 43200")
-	}
-	uid, seq, gen, ok := decodeHandle(handle)
-	if !ok || uid != q.uid {
-		return ErrReceiptHandleIsInvalid.New("The input receipt handle \"%s\" is not a valid receipt handle.", handle)
+	seq, gen, err := q.checkVisibility(handle, timeout)
+	if err != nil {
+		return err
 	}
 	q.lock()
-	defer q.unlock()
+	i, err := q.changeVisibility(handle, seq, gen, timeout)
+	if err != nil || !q.journaling() {
+		q.unlock()
+		return err
+	}
+	w := q.engine.record(Change{Statuses: []MessageStatus{q.status(i)}})
+	q.unlock()
+	return durable(w)
+}
+
+// VisibilityChange is one entry of ChangeVisibilityBatch.
+type VisibilityChange struct {
+	Handle  string
+	Timeout int
+}
+
+// ChangeVisibilityBatch changes the visibility of several messages, with
+// one record for all of them: errs[k] is entry k's outcome, err a failure
+// of the whole call (the record could not be stored).
+func (q *Queue) ChangeVisibilityBatch(entries []VisibilityChange) (errs []error, err error) {
+	errs = make([]error, len(entries))
+	seqs := make([]uint64, len(entries))
+	gens := make([]uint32, len(entries))
+	for k, e := range entries {
+		seqs[k], gens[k], errs[k] = q.checkVisibility(e.Handle, e.Timeout)
+	}
+	q.lock()
+	var c Change
+	for k, e := range entries {
+		if errs[k] == nil {
+			var i uint32
+			if i, errs[k] = q.changeVisibility(e.Handle, seqs[k], gens[k], e.Timeout); errs[k] == nil && q.journaling() {
+				c.Statuses = append(c.Statuses, q.status(i))
+			}
+		}
+	}
+	if len(c.Statuses) == 0 {
+		q.unlock()
+		return errs, nil
+	}
+	w := q.engine.record(c)
+	q.unlock()
+	return errs, durable(w)
+}
+
+func (q *Queue) checkVisibility(handle string, timeout int) (uint64, uint32, error) {
+	if handle == "" {
+		return 0, 0, missing("ReceiptHandle")
+	}
+	if timeout < 0 || timeout > 43200 {
+		return 0, 0, invalidValue(strconv.Itoa(timeout), "VisibilityTimeout", "VisibilityTimeout must be an integer between 0 and 43200")
+	}
+	return q.checkHandle(handle)
+}
+
+// changeVisibility applies a checked change and returns its record.
+// Callers hold mu.
+func (q *Queue) changeVisibility(handle string, seq uint64, gen uint32, timeout int) (uint32, error) {
 	now := q.engine.clock.Now()
 	q.promote(now)
 	i, found := q.handles[seq]
 	if !found || q.rec(i).handleGen != gen || (q.fifo != nil && q.rec(i).state != stateInflight) {
-		return invalidValue(handle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change.")
+		return 0, invalidValue(handle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change.")
 	}
 	if now.Add(time.Duration(timeout)*time.Second).Sub(time.Unix(0, q.rec(i).receivedAt)) > 12*time.Hour {
-		return invalidValue(strconv.Itoa(timeout), "VisibilityTimeout", "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
+		return 0, invalidValue(strconv.Itoa(timeout), "VisibilityTimeout", "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
 	}
 	q.unlink(i)
 	q.rec(i).visibleAt = now.Add(time.Duration(timeout) * time.Second).UnixNano()
 	if timeout == 0 {
 		q.makeVisible(i)
-		return nil
+		return i, nil
 	}
 	q.enterInflight(i)
-	return nil
+	return i, nil
 }

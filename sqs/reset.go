@@ -23,11 +23,15 @@ func (e *Engine) Reset() {
 
 	registryLocking()
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	old := e.queues
 	e.queues = map[string]*Queue{}
 	e.deleted = map[string]time.Time{}
-	e.mu.Unlock()
 	for _, q := range old {
-		q.markDeleted()
+		e.lastSeq[q.name], _ = q.markDeleted(time.Time{}) // numbering goes on, as after DeleteQueue
 	}
+	// After every old queue stopped recording (it is deleted), before any
+	// new one starts (the registry is locked). Waited for by nobody: a
+	// reset that cannot be stored leaves the store to refuse what follows.
+	e.record(Change{Reset: true})
 }

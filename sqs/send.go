@@ -49,26 +49,41 @@ func (q *Queue) Send(in SendInput) (SendResult, error) {
 		q.unlock()
 		return SendResult{}, queueDoesNotExist()
 	}
-	q.admit(&d, in.DelaySeconds, q.engine.clock.Now(), &res)
+	s := q.admit(&d, in.DelaySeconds, q.engine.clock.Now(), &res)
+	if !q.journaling() {
+		q.unlock()
+		return res, nil
+	}
+	list := [1]sent{s}
+	w := q.recordSends(list[:])
 	q.unlock()
+	if err := durable(w); err != nil {
+		q.undoSends(list[:])
+		return SendResult{}, err
+	}
 	return res, nil
 }
 
 // admit stores a prepared message; on a FIFO queue it first deduplicates it
 // and numbers it. A duplicate within the window is answered with the first
 // send's MessageId and SequenceNumber and not stored. Callers hold mu.
-func (q *Queue) admit(d *draft, delay *int, now time.Time, res *SendResult) {
+func (q *Queue) admit(d *draft, delay *int, now time.Time, res *SendResult) sent {
+	var s sent
 	if q.fifo != nil {
-		key := dedupKeyFor(q.config, d.ext.groupID, d.ext.dedupID)
-		if e, dup := q.fifo.checkDedup(key, now); dup {
+		s.key = dedupKeyFor(q.config, d.ext.groupID, d.ext.dedupID)
+		if e, dup := q.fifo.checkDedup(s.key, now); dup {
 			res.MessageID, res.SequenceNumber = e.messageID, e.sequenceNumber
-			return
+			s.i, s.dedup = none, e
+			return s
 		}
 		d.ext.sequenceNum = q.fifo.nextSequence()
-		q.fifo.remember(key, dedupEntry{d.id(), d.ext.sequenceNum, now})
+		s.dedup = dedupEntry{d.id(), d.ext.sequenceNum, now}
+		s.key = q.fifo.remember(s.key, s.dedup)
 		res.SequenceNumber = d.ext.sequenceNum
 	}
-	q.enqueue(d, delay, now)
+	s.i = q.enqueue(d, delay, now)
+	s.seq = q.seq
+	return s
 }
 
 // prepare validates in against the queue's settings and builds the message,

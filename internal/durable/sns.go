@@ -9,6 +9,7 @@ import (
 	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/persist"
 	"github.com/fanout/fanout/sns"
+	"github.com/fanout/fanout/sqs"
 )
 
 // Namespace is one account and region: one pair of engines.
@@ -127,20 +128,28 @@ func EmitSNS(e *sns.Engine, ns Namespace, emit func(key, value []byte) error) er
 }
 
 // Recovered gathers, namespace by namespace, what a store hands back at
-// start-up. Its Load is the store's persist.Loader.
+// start-up. Its Load is the store's persist.Loader. SQS messages go
+// straight into their queue's memory (an sqs.Restorer per namespace), so
+// that recovery holds no second copy of them.
 type Recovered struct {
 	sns   map[Namespace]*sns.State
+	sqs   map[Namespace]*sqs.Restorer
 	jobs  []delivery.JobState
 	clock time.Duration
 }
 
 // NewRecovered returns an empty Recovered.
-func NewRecovered() *Recovered { return &Recovered{sns: map[Namespace]*sns.State{}} }
+func NewRecovered() *Recovered {
+	return &Recovered{sns: map[Namespace]*sns.State{}, sqs: map[Namespace]*sqs.Restorer{}}
+}
 
-// Load implements persist.Loader. Keys of other services than SNS,
+// Load implements persist.Loader. Keys of other services than SNS, SQS,
 // deliveries and the clock are not this version's to read and fail the
 // recovery rather than be dropped.
 func (r *Recovered) Load(key, value []byte) error {
+	if len(key) > 4 && string(key[:4]) == "sqs/" {
+		return r.loadSQS(key, value)
+	}
 	if ok, err := r.loadOther(key, value); ok {
 		return err
 	}
@@ -196,9 +205,11 @@ func (r *Recovered) Load(key, value []byte) error {
 }
 
 // SNSNamespaces lists the namespaces that hold SNS state, sorted.
-func (r *Recovered) SNSNamespaces() []Namespace {
-	out := make([]Namespace, 0, len(r.sns))
-	for ns := range r.sns {
+func (r *Recovered) SNSNamespaces() []Namespace { return sortedNamespaces(r.sns) }
+
+func sortedNamespaces[V any](m map[Namespace]V) []Namespace {
+	out := make([]Namespace, 0, len(m))
+	for ns := range m {
 		out = append(out, ns)
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -308,9 +308,10 @@ func (r idBatchReply) xml(x *awswire.XMLWriter) {
 	writeBatchErrors(x, r.Failed)
 }
 
-// eachEntry runs do on every entry of a DeleteMessageBatch or
-// ChangeMessageVisibilityBatch, reporting per-entry failures.
-func (h *Handler) eachEntry(r *request, entryName, resultName string, do func(q *sqs.Queue, e input) error) (reply, error) {
+// eachEntry runs do on the entries of a DeleteMessageBatch or
+// ChangeMessageVisibilityBatch at once (one durable record for all), which
+// returns each entry's outcome, and reports per-entry failures.
+func (h *Handler) eachEntry(r *request, entryName, resultName string, do func(q *sqs.Queue, es []input) ([]error, error)) (reply, error) {
 	q, err := h.queue(r)
 	if err != nil {
 		return nil, err
@@ -329,8 +330,12 @@ func (h *Handler) eachEntry(r *request, entryName, resultName string, do func(q 
 	}
 	out := idBatchReply{entry: resultName, Successful: make([]idEntry, 0, len(raw))}
 	var failed []sqs.BatchFailure
-	for i, e := range raw {
-		if err := do(q, e); err != nil {
+	errs, err := do(q, raw)
+	if err != nil {
+		return nil, err
+	}
+	for i := range raw {
+		if err := errs[i]; err != nil {
 			failed = append(failed, sqs.Failure(ids[i], err))
 			continue
 		}
@@ -341,20 +346,36 @@ func (h *Handler) eachEntry(r *request, entryName, resultName string, do func(q 
 }
 
 func (h *Handler) deleteMessageBatch(r *request) (reply, error) {
-	return h.eachEntry(r, "DeleteMessageBatchRequestEntry", "DeleteMessageBatchResultEntry", func(q *sqs.Queue, e input) error {
-		return q.Delete(e.str("ReceiptHandle"))
+	return h.eachEntry(r, "DeleteMessageBatchRequestEntry", "DeleteMessageBatchResultEntry", func(q *sqs.Queue, es []input) ([]error, error) {
+		handles := make([]string, len(es))
+		for i, e := range es {
+			handles[i] = e.str("ReceiptHandle")
+		}
+		return q.DeleteBatch(handles)
 	})
 }
 
 func (h *Handler) changeMessageVisibilityBatch(r *request) (reply, error) {
-	return h.eachEntry(r, "ChangeMessageVisibilityBatchRequestEntry", "ChangeMessageVisibilityBatchResultEntry", func(q *sqs.Queue, e input) error {
-		t, err := e.integer("VisibilityTimeout")
-		if err != nil {
-			return err
+	return h.eachEntry(r, "ChangeMessageVisibilityBatchRequestEntry", "ChangeMessageVisibilityBatchResultEntry", func(q *sqs.Queue, es []input) ([]error, error) {
+		errs := make([]error, len(es))
+		var changes []sqs.VisibilityChange
+		var at []int // entry of each change
+		for i, e := range es {
+			t, err := e.integer("VisibilityTimeout")
+			switch {
+			case err != nil:
+				errs[i] = err
+			case t == nil:
+				errs[i] = sqs.ErrMissingParameter.New("The request must contain the parameter VisibilityTimeout.")
+			default:
+				changes = append(changes, sqs.VisibilityChange{Handle: e.str("ReceiptHandle"), Timeout: *t})
+				at = append(at, i)
+			}
 		}
-		if t == nil {
-			return sqs.ErrMissingParameter.New("The request must contain the parameter VisibilityTimeout.")
+		done, err := q.ChangeVisibilityBatch(changes)
+		for k, err := range done {
+			errs[at[k]] = err
 		}
-		return q.ChangeVisibility(e.str("ReceiptHandle"), *t)
+		return errs, err
 	})
 }

@@ -1,0 +1,511 @@
+package sqs
+
+import (
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fanout/fanout/awserr"
+)
+
+// dumpPage is how many messages one Change of a Dump holds: the queue's
+// lock is released between pages.
+const dumpPage = 512
+
+// Dump hands the engine's durable state to emit: for each queue a Change
+// with its state, deduplication ids and receive attempts, then its messages
+// in Changes of up to dumpPage (each with its current Status); then the
+// names deleted recently and the move tasks. A store's compaction
+// (persist.Snapshotter) writes them as its new base. Each part is read
+// under its lock, and emit is called after releasing it. Messages are read
+// slot by slot across several holds of the queue's lock (compaction of the
+// slots waits meanwhile): one sent or changed after the Dump began may be
+// missed or seen, which the store's replay of what was enqueued since
+// settles (values are whole).
+func (e *Engine) Dump(emit func(Change) error) error {
+	registryLocking()
+	e.mu.RLock()
+	queues := make([]*Queue, 0, len(e.queues))
+	for _, q := range e.queues {
+		queues = append(queues, q)
+	}
+	var names []DeletedName
+	for n, at := range e.deleted {
+		names = append(names, DeletedName{n, at})
+	}
+	e.mu.RUnlock()
+	sort.Slice(queues, func(i, j int) bool { return queues[i].name < queues[j].name })
+	for _, q := range queues {
+		if err := q.dump(emit); err != nil {
+			return err
+		}
+	}
+	if len(names) > 0 {
+		sort.Slice(names, func(i, j int) bool { return names[i].Name < names[j].Name })
+		if err := emit(Change{DeletedNames: names}); err != nil {
+			return err
+		}
+	}
+	if e.moves == nil {
+		return nil
+	}
+	var tasks []MoveTaskState
+	e.moves.mu.Lock()
+	for _, t := range e.moves.byHandle {
+		t.mu.Lock()
+		tasks = append(tasks, t.state())
+		t.mu.Unlock()
+	}
+	e.moves.mu.Unlock()
+	if len(tasks) == 0 {
+		return nil
+	}
+	sort.Slice(tasks, func(i, j int) bool { return tasks[i].Handle < tasks[j].Handle })
+	return emit(Change{MoveTasks: tasks})
+}
+
+func (q *Queue) dump(emit func(Change) error) error {
+	q.lock()
+	if q.deleted {
+		q.unlock()
+		return nil
+	}
+	c := Change{Queues: []QueueState{q.state()}}
+	now := q.engine.clock.Now()
+	if f := q.fifo; f != nil {
+		for _, k := range f.dedupLog {
+			if d, ok := f.dedup[k.key]; ok && d.at.Equal(k.at) && now.Sub(d.at) < dedupWindow {
+				c.Dedup = append(c.Dedup, q.dedupState(k.key, d))
+			}
+		}
+		for id, a := range f.attempts {
+			if now.Sub(a.at) < dedupWindow {
+				c.Attempts = append(c.Attempts, q.attemptState(id, a))
+			}
+		}
+		sort.Slice(c.Attempts, func(i, j int) bool { return c.Attempts[i].ID < c.Attempts[j].ID })
+	}
+	q.dumping++
+	q.unlock()
+	defer func() {
+		q.lock()
+		q.dumping--
+		q.unlock()
+	}()
+	if err := emit(c); err != nil {
+		return err
+	}
+	for from := uint32(0); ; {
+		q.lock()
+		if q.deleted {
+			q.unlock()
+			return nil
+		}
+		page := Change{Messages: make([]MessageRecord, 0, dumpPage)}
+		for ; from < q.msgs.slab.n && len(page.Messages) < dumpPage; from++ {
+			if q.rec(from).state != stateGone {
+				page.Messages = append(page.Messages, q.message(from))
+			}
+		}
+		done := from >= q.msgs.slab.n
+		q.unlock()
+		if len(page.Messages) > 0 {
+			if err := emit(page); err != nil {
+				return err
+			}
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// Restore loads a State into an engine that has no queues yet: a Restorer
+// fed with all of it.
+func (e *Engine) Restore(st State) error {
+	r := NewRestorer()
+	for _, q := range st.Queues {
+		r.Queue(q)
+	}
+	for _, m := range st.Messages {
+		if err := r.Message(m); err != nil {
+			return err
+		}
+	}
+	for _, s := range st.Statuses {
+		r.Status(s)
+	}
+	for _, d := range st.Dedup {
+		r.Dedup(d)
+	}
+	for _, a := range st.Attempts {
+		r.Attempt(a)
+	}
+	for _, n := range st.DeletedNames {
+		r.DeletedName(n)
+	}
+	for _, t := range st.MoveTasks {
+		r.MoveTask(t)
+	}
+	return r.Into(e)
+}
+
+// Restorer gathers recovered state, in any order (a store hands keys back
+// roughly oldest write first, not queue by queue), for an engine with no
+// queues: messages are stored into their queue's memory as they come, so
+// that nothing is held twice, and put in order by Into. A Status for a
+// message replaces the one it came with; anything of a queue that has no
+// QueueState by then is dropped. It may be filled before the engine exists.
+type Restorer struct {
+	queues   map[string]*restoring
+	names    []DeletedName
+	tasks    []MoveTaskState
+	finished bool
+}
+
+type restoring struct {
+	msgs     *store
+	groups   groupTable
+	st       *QueueState
+	bySeq    map[uint64]uint32
+	statuses []MessageStatus // for messages not (yet) seen
+	dedup    []DedupState
+	attempts []AttemptState
+	lastSeq  uint64 // of the latest message stored, whose slot is lastSlot
+	lastSlot uint32
+}
+
+// NewRestorer returns an empty Restorer.
+func NewRestorer() *Restorer { return &Restorer{queues: map[string]*restoring{}} }
+
+func (r *Restorer) queue(name string) *restoring {
+	q := r.queues[name]
+	if q == nil {
+		q = &restoring{msgs: &store{}, bySeq: map[uint64]uint32{}}
+		r.queues[strings.Clone(name)] = q // name may be a view of a store's key
+	}
+	return q
+}
+
+// Discard frees what the Restorer holds, when it is not used.
+func (r *Restorer) Discard() {
+	for _, q := range r.queues {
+		if q.msgs != nil {
+			q.msgs.release()
+		}
+	}
+	r.queues, r.finished = nil, true
+}
+
+// Queue restores a queue's state.
+func (r *Restorer) Queue(st QueueState) {
+	r.queue(st.Name).st = &st
+}
+
+// Message stores a message into its queue's memory.
+func (r *Restorer) Message(m MessageRecord) error {
+	if len(m.MessageID) != 36 || len(m.MD5OfBody) != 32 {
+		return restoreError("message %d of queue %s has a malformed id or MD5", m.Seq, m.Queue)
+	}
+	rq := r.queue(m.Queue)
+	s := rq.msgs
+	if i, ok := rq.bySeq[m.Seq]; ok { // stored twice: the later wins
+		if g := rq.groups.of(s.at(i)); g != nil {
+			g.size--
+		}
+		s.forget(s.at(i))
+		s.slab.release(i)
+		delete(rq.bySeq, m.Seq)
+	}
+	d := draft{idMD5: m.MessageID + m.MD5OfBody, body: m.Body, sender: m.SenderID,
+		ext: messageExt{traceHeader: m.AWSTraceHeader, dedupID: m.DeduplicationID, sequenceNum: m.SequenceNumber, dlqSource: m.DeadLetterSourceArn}}
+	if len(m.Attributes) > 0 {
+		md5 := m.MD5OfMessageAttributes
+		if len(md5) != 32 {
+			md5 = MD5OfAttributes(m.Attributes)
+		}
+		d.attrs = encodeAttrs(m.Attributes, md5)
+	}
+	i := s.slab.alloc()
+	rec := s.at(i)
+	rec.seq, rec.sentAt, rec.index = m.Seq, m.SentAt, -1
+	s.put(rec, &d)
+	if m.GroupID != "" {
+		g := rq.groups.get(m.GroupID, &s.slab)
+		g.size++
+		rec.group = g.idx
+	}
+	setStatus(rec, m.Status)
+	rq.bySeq[m.Seq] = i
+	rq.lastSeq, rq.lastSlot = m.Seq, i
+	return nil
+}
+
+// setStatus sets the mutable fields of r; its state waits for Finish.
+func setStatus(r *record, s MessageStatus) {
+	r.order, r.visibleAt, r.receivedAt, r.firstReceiveAt = s.Order, s.VisibleAt, s.ReceivedAt, s.FirstReceiveAt
+	r.receiveCount, r.receivesBefore, r.handleGen = s.ReceiveCount, s.ReceivesBefore, s.HandleGen
+	switch s.State {
+	case MessageInflight:
+		r.state = stateInflight
+	case MessageDelayed:
+		r.state = stateDelayed
+	default:
+		r.state = stateReturned
+	}
+	if r.order == 0 {
+		r.order = r.seq
+	}
+}
+
+// Status restores a message's latest status.
+func (r *Restorer) Status(s MessageStatus) {
+	rq := r.queue(s.Queue)
+	i, ok := rq.lastSlot, rq.lastSeq == s.Seq && rq.lastSeq != 0
+	if !ok {
+		i, ok = rq.bySeq[s.Seq]
+	}
+	if !ok {
+		rq.statuses = append(rq.statuses, s)
+		return
+	}
+	setStatus(rq.msgs.at(i), s)
+}
+
+// Dedup restores a FIFO queue's deduplication id.
+func (r *Restorer) Dedup(d DedupState) {
+	rq := r.queue(d.Queue)
+	rq.dedup = append(rq.dedup, d)
+}
+
+// Attempt restores a replayable receive.
+func (r *Restorer) Attempt(a AttemptState) {
+	rq := r.queue(a.Queue)
+	rq.attempts = append(rq.attempts, a)
+}
+
+// DeletedName restores a name deleted recently.
+func (r *Restorer) DeletedName(n DeletedName) { r.names = append(r.names, n) }
+
+// MoveTask restores a move task; a running one resumes at Finish.
+func (r *Restorer) MoveTask(t MoveTaskState) { r.tasks = append(r.tasks, t) }
+
+func restoreError(format string, args ...any) error {
+	return ErrInternal.New("restoring: "+format, args...)
+}
+
+// ErrInternal is a failure of fanout, not of the call: a state it cannot
+// restore, or a change its store cannot keep (500, InternalFailure).
+var ErrInternal = awserr.Internal
+
+// Into loads what r gathered into e, which must have no queues: every
+// message is put where e's clock says it is, what expired meanwhile
+// (retention, deduplication windows, attempts, deleted names) is dropped,
+// and running move tasks resume. The Restorer cannot be used afterwards.
+func (r *Restorer) Into(e *Engine) error {
+	if r.finished {
+		return restoreError("Restorer used twice")
+	}
+	r.finished = true
+	now := e.clock.Now()
+	registryLocking()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.queues) > 0 {
+		return restoreError("the engine has queues already")
+	}
+	names := slices.Sorted(maps.Keys(r.queues))
+	for _, name := range names {
+		rq := r.queues[name]
+		if rq.st == nil {
+			rq.msgs.release() // messages of a queue that is gone
+			rq.msgs = nil
+			continue
+		}
+		q, err := rq.finish(e, now)
+		if err != nil {
+			return err // its messages are Discard's to free
+		}
+		rq.msgs = nil // the queue's now
+		e.queues[name] = q
+	}
+	for _, n := range r.names {
+		if _, live := e.queues[n.Name]; !live && now.Sub(n.At) < 60*time.Second {
+			e.deleted[n.Name] = n.At
+		}
+	}
+	r.restoreTasks(e)
+	return nil
+}
+
+// finish builds the queue. No other goroutine sees it yet.
+func (rq *restoring) finish(e *Engine, now time.Time) (*Queue, error) {
+	st := rq.st
+	cfg := defaultConfig(st.Fifo)
+	for _, n := range sortedKeys(st.Attributes) {
+		if err := cfg.set(n, st.Attributes[n], true); err != nil {
+			return nil, restoreError("queue %s: attribute %s: %s", st.Name, n, err.Message)
+		}
+	}
+	q := newQueueOf(e, st.Name, st.Fifo, st.Created, rq.msgs) // the messages stored so far, with their groups
+	q.config = cfg
+	q.groups = rq.groups
+	q.uid, q.created, q.modified, q.lastPurge = st.UID, st.Created, st.Modified, st.LastPurge
+	q.tags = maps.Clone(st.Tags)
+	if q.tags == nil {
+		q.tags = map[string]string{}
+	}
+	q.deadLettered.Store(st.DeadLetteredCounter)
+	for _, s := range rq.statuses {
+		if i, ok := rq.bySeq[s.Seq]; ok {
+			setStatus(q.rec(i), s)
+		}
+	}
+	rq.bySeq, rq.statuses = nil, nil
+	q.seq, q.seqCeil = st.SeqCeiling, st.SeqCeiling
+	if q.fifo != nil {
+		q.fifo.sequence, q.fifo.sequenceCeil = st.SequenceCeiling, st.SequenceCeiling
+	}
+	// Place every message: in flight and delayed ones by their time, the
+	// visible ones in their order.
+	n := now.UnixNano()
+	var visible []uint32
+	for i := range q.msgs.slab.n {
+		r := q.rec(i)
+		if r.state == stateGone {
+			continue
+		}
+		q.seq = max(q.seq, r.seq, r.order)
+		if q.fifo != nil && r.extLen > 0 {
+			ext, _ := q.msgs.ext(r)
+			q.fifo.sequence = max(q.fifo.sequence, sequenceCounter(ext.sequenceNum))
+		}
+		if q.retentionExpired(r, now) {
+			q.drop(i)
+			continue
+		}
+		if r.receiveCount > 0 {
+			q.handles[r.seq] = i
+		}
+		switch {
+		case r.state == stateInflight && r.visibleAt > n:
+			q.enterInflight(i)
+		case r.state == stateDelayed && r.visibleAt > n:
+			q.delayed.push(i)
+		default:
+			visible = append(visible, i)
+		}
+	}
+	// An in-flight message whose timeout ended meanwhile goes to the back
+	// as promote would have sent it (a standard queue's third receive).
+	for _, i := range visible {
+		r := q.rec(i)
+		if rp := q.config.redrive; r.state == stateInflight && q.fifo == nil && rp != nil && rp.MaxReceiveCount > 3 && r.receiveCount == 3 {
+			q.seq++
+			r.order = q.seq
+		}
+	}
+	slices.SortFunc(visible, func(a, b uint32) int {
+		ra, rb := q.rec(a), q.rec(b)
+		switch {
+		case ra.order < rb.order:
+			return -1
+		case ra.order > rb.order:
+			return 1
+		}
+		return 0
+	})
+	for _, i := range visible {
+		r := q.rec(i)
+		switch {
+		case q.fifo != nil:
+			q.fifoPush(i)
+		case r.receiveCount == 0 && r.sentAt == r.visibleAt:
+			r.state = stateReady
+			q.ready.push(i)
+		default:
+			r.state = stateReturned
+			q.returned.push(i)
+		}
+	}
+	if q.fifo != nil {
+		rq.restoreFifo(q, now)
+	}
+	return q, nil
+}
+
+// sequenceCounter is the counter behind a SequenceNumber nextSequence made.
+func sequenceCounter(s string) uint64 {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n < sequenceBase {
+		return 0
+	}
+	return (n - sequenceBase) / sequenceStep
+}
+
+func (rq *restoring) restoreFifo(q *Queue, now time.Time) {
+	f := q.fifo
+	sort.SliceStable(rq.dedup, func(i, j int) bool { return rq.dedup[i].At.Before(rq.dedup[j].At) })
+	for _, d := range rq.dedup {
+		f.sequence = max(f.sequence, sequenceCounter(d.SequenceNumber))
+		if now.Sub(d.At) < dedupWindow {
+			f.remember(d.Key, dedupEntry{d.MessageID, d.SequenceNumber, d.At})
+		}
+	}
+	for _, a := range rq.attempts {
+		if now.Sub(a.At) >= dedupWindow || len(a.Seqs) != len(a.Gens) {
+			continue
+		}
+		req := receiveReq{attemptID: a.ID, attrNames: a.MessageAttributeNames}
+		for _, n := range a.AttributeNames {
+			if n == "All" {
+				req.sysAll = true
+				continue
+			}
+			if req.sys == nil {
+				req.sys = map[string]bool{}
+			}
+			req.sys[n] = true
+		}
+		at := &attempt{at: a.At, seqs: a.Seqs, gens: a.Gens, req: req}
+		ok := true
+		for k, seq := range a.Seqs {
+			i, found := q.handles[seq]
+			if !found || q.rec(i).state != stateInflight || q.rec(i).handleGen != a.Gens[k] {
+				ok = false
+				break
+			}
+			at.msgs = append(at.msgs, i)
+			at.out = append(at.out, q.render(i, req))
+		}
+		if ok {
+			f.attempts[a.ID] = at
+		}
+	}
+}
+
+// restoreTasks restores the move tasks; running ones tick again a second
+// from now, and resume moving.
+func (r *Restorer) restoreTasks(e *Engine) {
+	if len(r.tasks) == 0 {
+		return
+	}
+	ts := e.tasks()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	sort.SliceStable(r.tasks, func(i, j int) bool { return r.tasks[i].Task.Started.Before(r.tasks[j].Task.Started) })
+	for _, st := range r.tasks {
+		t := &moveTask{handle: st.Handle, info: st.Task}
+		src := t.info.SourceArn
+		ts.bySource[src] = append([]*moveTask{t}, ts.bySource[src]...)
+		ts.byHandle[t.handle] = t
+		if t.info.Status == TaskRunning {
+			t.mu.Lock()
+			t.timer = e.clock.AfterFunc(time.Second, func() { e.moveTick(t) })
+			t.mu.Unlock()
+		}
+	}
+}
