@@ -259,6 +259,17 @@ func (s *Server) clockAdvancer() func(time.Duration) error {
 	}
 }
 
+// compactStore rewrites the data dir as the current state, at once, after
+// what made most of it obsolete (why).
+func (s *Server) compactStore(why string) {
+	if s.store == nil {
+		return
+	}
+	if err := s.store.Compact(); err != nil {
+		s.opts.Logger.Warn("data dir: compacting after "+why+" failed; the next compaction frees the space", "dir", s.store.Dir(), "error", err)
+	}
+}
+
 // closeStore makes everything enqueued durable and releases the data dir.
 func (s *Server) closeStore() {
 	if s.store != nil {

@@ -15,7 +15,9 @@ import (
 // subscription is deleted, pending deliveries and retries are cancelled, the
 // delivery records and the outbox are emptied, and the topology of
 // Options.ConfigFile and Options.Topology is created again. Long polls in
-// progress return no messages. The clock keeps its time.
+// progress return no messages. The clock keeps its time. With a data dir,
+// the reset is on disk before Reset returns, and the dir is compacted, so
+// its disk use drops to what the topology holds.
 //
 // POST /_fanout/reset and moto's POST /moto-api/reset call it.
 func (s *Server) Reset() error {
@@ -30,14 +32,19 @@ func (s *Server) Reset() error {
 	for _, ns := range s.ns.dropOthers() {
 		ns.sqs.Close()
 	}
-	return s.loadTopology()
+	err := s.loadTopology()
+	s.compactStore("a reset") // the data dir holds what a restart brings back: nothing old
+	return err
 }
 
 // ResetAccount deletes the queues, topics and subscriptions of one account,
 // in every region, leaving the other accounts alone (a CI fleet sharing one
 // fanout gives each job an account). Deliveries already under way finish.
 // What the topology declares for that account (the root's for the default
-// account, and its namespaces sections) is created again.
+// account, and its namespaces sections) is created again. With a data dir,
+// the reset is on disk before ResetAccount returns; the space it frees is
+// given back by the next compaction (not at once: that rewrites every
+// other account's state too).
 func (s *Server) ResetAccount(account string) error {
 	var hit []*namespace
 	for _, ns := range s.ns.all() {
