@@ -12,6 +12,7 @@ import (
 	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/durable"
 	"github.com/fanout/fanout/internal/oplog"
+	"github.com/fanout/fanout/internal/persist"
 	"github.com/fanout/fanout/sns"
 	"github.com/fanout/fanout/sqs"
 )
@@ -273,7 +274,7 @@ func (s *Server) compactStore(why string) {
 // closeStore makes everything enqueued durable and releases the data dir.
 func (s *Server) closeStore() {
 	if s.store != nil {
-		if err := s.store.Close(); err != nil {
+		if err := s.store.Close(); err != nil && !errors.Is(err, persist.ErrClosed) { // Close may run twice
 			s.opts.Logger.Error("closing the data dir", "error", err)
 		}
 	}

@@ -146,3 +146,19 @@ func TestFullDiskRefusesSNSWritesAndServesReads(t *testing.T) {
 		t.Errorf("kept after a restart: %v %v, want DisplayName before", attrs, err)
 	}
 }
+
+// Close may run twice (a signal's context and the command both close the
+// server): the second is quiet.
+func TestCloseTwiceWithADataDir(t *testing.T) {
+	var logged syncBuffer
+	s, err := Start(context.Background(), Options{DataDir: t.TempDir(),
+		Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelError}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s.Close()
+	if logged.String() != "" {
+		t.Errorf("closing twice logged:\n%s", logged.String())
+	}
+}

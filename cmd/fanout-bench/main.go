@@ -155,7 +155,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	var (
 		scen    = fs.String("scenario", "send,send-batch,drain", "comma list of scenarios (see below)")
 		client  = fs.String("client", "sdk", "client kind: sdk (aws-sdk-go-v2), http (plain net/http, pre-built JSON) or both")
-		tgt     = fs.String("target", "fanout", "fanout, null, both (fanout and null alternately), fanout-log (fanout logging every call: --log-level debug --log-format json, to /dev/null), fanout-info (fanout at the default --log-level info: failed calls only), fanout-base (the --base-bin build), a comma list of these (alternately), or the URL of a running loopback server")
+		tgt     = fs.String("target", "fanout", "fanout, null, both (fanout and null alternately), fanout-log (fanout logging every call: --log-level debug --log-format json, to /dev/null), fanout-info (fanout at the default --log-level info: failed calls only), fanout-base (the --base-bin build), fanout-strict and fanout-relaxed (fanout with a fresh --data-dir and that --durability), durable (fanout, fanout-strict and fanout-relaxed alternately), a comma list of these (alternately), or the URL of a running loopback server")
 		clients = fs.Int("clients", 8, "concurrent clients")
 		dur     = fs.Duration("duration", 5*time.Second, "timed phase of each run")
 		warm    = fs.Duration("warmup", time.Second, "untimed warm-up before each timed phase")
@@ -244,6 +244,8 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	switch *tgt {
 	case "both":
 		cfg.targets = []string{"fanout", "null"}
+	case "durable":
+		cfg.targets = []string{"fanout", "fanout-strict", "fanout-relaxed"}
 	default:
 		cfg.targets = splitList(*tgt)
 	}
@@ -589,7 +591,34 @@ func run(ctx context.Context, cfg *config) error {
 			fmt.Fprintf(report, "%s: %v\n", name, err)
 		}
 	}
+	printFootprints(report, targets)
 	return finish(cfg, report, results)
+}
+
+// printFootprints says, at the end of a run, how much memory each fanout
+// holds and has held, and how much disk its data dir uses: persistence must
+// not keep messages twice.
+func printFootprints(w io.Writer, targets []*target) {
+	var base int64
+	for _, t := range targets {
+		if t.pid() == 0 || !strings.HasPrefix(t.name, "fanout") {
+			continue
+		}
+		st, err := processStatus(t.pid(), "VmRSS", "VmHWM")
+		if err != nil {
+			continue
+		}
+		line := fmt.Sprintf("%-15s VmRSS %.1f MiB, VmHWM %.1f MiB", t.name, float64(st["VmRSS"])/1024, float64(st["VmHWM"])/1024)
+		if t.name == "fanout" {
+			base = st["VmHWM"]
+		} else if base > 0 {
+			line += fmt.Sprintf(" (%.2fx fanout's VmHWM)", float64(st["VmHWM"])/float64(base))
+		}
+		if t.dataDir != "" {
+			line += fmt.Sprintf("; data dir %.1f MiB", float64(dirBytes(t.dataDir))/(1<<20))
+		}
+		fmt.Fprintln(w, line)
+	}
 }
 
 // finish prints the summary (and JSON) for whatever runs completed.

@@ -83,7 +83,7 @@ func figures(r *result, op string) opFigures {
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-const rowFormat = "%-11s %-4s %-30s %-10s %10s %10s %9s %9s %7s %10s %10s %10s\n"
+const rowFormat = "%-14s %-4s %-30s %-10s %10s %10s %9s %9s %7s %10s %10s %10s\n"
 
 func printHeader(w io.Writer) {
 	fmt.Fprintf(w, rowFormat, "target", "cli", "scenario", "op", "calls/s", "msgs/s", "p50", "p99", "errors",

@@ -26,6 +26,7 @@ type target struct {
 	endpoint string // base URL without trailing slash
 	cmd      *exec.Cmd
 	exited   chan struct{} // closed when cmd has exited
+	dataDir  string        // fanout-strict, fanout-relaxed: its --data-dir, removed by stop
 }
 
 // startTarget launches the subprocess for name ("fanout" or "null") or wraps
@@ -44,6 +45,20 @@ func startTarget(ctx context.Context, name, bin string, sizes []int) (*target, e
 		// the request log is formatting and writing, not the terminal.
 		t, err := startProcessQuiet(ctx, name, bin, "--log-level", "debug", "--log-format", "json")
 		return t, err
+	case "fanout-strict", "fanout-relaxed":
+		// The same fanout with a data dir of its own: what durability costs.
+		dir, err := os.MkdirTemp("", "fanout-bench-data-")
+		if err != nil {
+			return nil, err
+		}
+		t, err := startProcess(ctx, name, bin, "--log-level", "error", "--pprof",
+			"--data-dir", dir, "--durability", strings.TrimPrefix(name, "fanout-"))
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		t.dataDir = dir
+		return t, nil
 	case "null":
 		self, err := os.Executable()
 		if err != nil {
@@ -169,9 +184,13 @@ func waitHealthy(ctx context.Context, t *target, limit time.Duration) error {
 }
 
 // stop sends SIGTERM and waits; a server that ignores it is killed after 5 s.
+// A data dir goes with it.
 func (t *target) stop() {
 	if t.cmd == nil || t.cmd.Process == nil {
 		return
+	}
+	if t.dataDir != "" {
+		defer os.RemoveAll(t.dataDir)
 	}
 	select {
 	case <-t.exited:
@@ -243,6 +262,18 @@ func processCPU(pid int, tick time.Duration) (time.Duration, error) {
 		return 0, err
 	}
 	return time.Duration(ut+st) * tick, nil
+}
+
+// dirBytes is the size of the files directly in dir (a data dir is flat).
+func dirBytes(dir string) int64 {
+	ents, _ := os.ReadDir(dir)
+	var n int64
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
 }
 
 // processRSS returns VmRSS of pid in KiB from /proc/<pid>/status.

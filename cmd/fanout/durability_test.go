@@ -27,6 +27,7 @@ import (
 type logLines struct {
 	mu    sync.Mutex
 	lines []string
+	eof   chan struct{} // closed when stderr is read to its end
 }
 
 func (l *logLines) add(s string) {
@@ -62,9 +63,10 @@ func startWithLog(t *testing.T, bin string, env []string, args ...string) (*exec
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	log := &logLines{}
+	log := &logLines{eof: make(chan struct{})}
 	found := make(chan string, 1)
 	go func() {
+		defer close(log.eof)
 		lines := bufio.NewScanner(stderr)
 		for lines.Scan() {
 			log.add(lines.Text())
@@ -82,13 +84,18 @@ func startWithLog(t *testing.T, bin string, env []string, args ...string) (*exec
 	return nil, "", nil
 }
 
-func stopBinary(t *testing.T, cmd *exec.Cmd) {
+// stopBinary stops a binary started by startWithLog, once its last log
+// line is read.
+func stopBinary(t *testing.T, cmd *exec.Cmd, log *logLines) {
 	t.Helper()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() {
+		<-log.eof // Wait closes the pipe: read it all first
+		done <- cmd.Wait()
+	}()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -122,7 +129,10 @@ func TestBinaryKeepsStateInDataDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopBinary(t, cmd)
+	stopBinary(t, cmd, log)
+	if line, ok := log.find("ERROR"); ok {
+		t.Errorf("an error on shutdown: %s", line)
+	}
 
 	cmd, ep, log = startWithLog(t, bin, nil, "--addr", "127.0.0.1:0", "--data-dir", dir, "--durability", "relaxed", "--sync-interval", "10ms")
 	if line, ok := log.find("data dir opened", "durability=relaxed", "topics=1 ", "took="); !ok {
@@ -145,7 +155,7 @@ func TestBinaryKeepsStateInDataDir(t *testing.T) {
 		!strings.Contains(stderr.String(), "pid "+strconv.Itoa(cmd.Process.Pid)) {
 		t.Errorf("a second fanout on the dir: status %d, stderr %q", status, stderr.String())
 	}
-	stopBinary(t, cmd)
+	stopBinary(t, cmd, log)
 }
 
 // A data dir in a storage format this fanout does not read is refused, in
@@ -153,8 +163,8 @@ func TestBinaryKeepsStateInDataDir(t *testing.T) {
 func TestDataDirOfAnotherVersionIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildBinary(t)
-	cmd, _, _ := startWithLog(t, bin, nil, "--addr", "127.0.0.1:0", "--data-dir", dir)
-	stopBinary(t, cmd)
+	cmd, _, log := startWithLog(t, bin, nil, "--addr", "127.0.0.1:0", "--data-dir", dir)
+	stopBinary(t, cmd, log)
 
 	segs, _ := filepath.Glob(filepath.Join(dir, "log-*.wal"))
 	if len(segs) == 0 {
@@ -264,14 +274,14 @@ func TestRealFullAndReadOnlyDisk(t *testing.T) {
 		t.Fatalf("CreateTopic once there is room: %v", err)
 	}
 	acked++
-	stopBinary(t, cmd)
+	stopBinary(t, cmd, log)
 
-	cmd, ep, _ = startWithLog(t, "nsenter", nil, "-t", pid, "-m", "--", bin, "--addr", "127.0.0.1:0", "--data-dir", dir)
+	cmd, ep, log = startWithLog(t, "nsenter", nil, "-t", pid, "-m", "--", bin, "--addr", "127.0.0.1:0", "--data-dir", dir)
 	c = sns.NewFromConfig(sdktest.NoRetry(), func(o *sns.Options) { o.BaseEndpoint = aws.String(ep) })
 	if got := countTopics(t, c); got != acked {
 		t.Fatalf("topics after a restart: %d, want the %d acknowledged", got, acked)
 	}
-	stopBinary(t, cmd)
+	stopBinary(t, cmd, log)
 
 	// Read-only: refused at start, in one line that says what to do.
 	if out, err := inHolder(pid, "mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
