@@ -18,6 +18,8 @@ var validSeeds = []string{
 	`[[[[]]]]`, `{"a":{"b":{"c":{}}}}`, `]`, `}`, `[}`, `{]`, `{"a":1}}`, `[1]]`, `{"a":1} x`, `{} {}`,
 	"\xff", `"` + "\xff\xfe" + `"`, `{"QueueUrl":"http://x/1/q","Entries":[{"Id":"1","MessageBody":"b"}]}`,
 	"[\n1\r\n,\t2 ]", `{"":""}`, `[-1,-0.0e0,1e99]`, `[1e]`, `[1e+]`, `[-a]`, `[0x1]`, `[00]`,
+	`"abcdefghij\"klmnopqrstu"`, "\"abcdefghijk\x01lmnopq\"", `"abcdefgh\u00e9ijklmnopqrst"`, "\"abcdéfghijklmnopq\"",
+	`["abcdefghijklmnop","qrstuvwxyz012345"]`, `"abcdefghijklmnop`, `"abcdefghijklmno\`,
 }
 
 func TestValidMatchesReference(t *testing.T) {
@@ -77,4 +79,55 @@ func BenchmarkValid(b *testing.B) {
 			_ = Within(body, Max) && gjson.ValidBytes(body)
 		}
 	})
+}
+
+func TestSpecialIsExact(t *testing.T) {
+	t.Parallel()
+	ref := func(w uint64) bool {
+		for k := 0; k < 8; k++ {
+			if c := byte(w >> (8 * k)); c < ' ' || c == '"' || c == '\\' {
+				return true
+			}
+		}
+		return false
+	}
+	// Every byte value in every position, among neighbours that are plain,
+	// special, or high (UTF-8) bytes, whose borrows could mislead the test.
+	for _, fill := range []byte{'a', 0xff, 0x80, ' ', '#', '[', ']'} {
+		for pos := 0; pos < 8; pos++ {
+			for c := 0; c < 256; c++ {
+				var w uint64
+				for k := 0; k < 8; k++ {
+					b := fill
+					if k == pos {
+						b = byte(c)
+					}
+					w |= uint64(b) << (8 * k)
+				}
+				if special(w) != ref(w) {
+					t.Fatalf("special(%#016x) = %v", w, special(w))
+				}
+			}
+		}
+	}
+}
+
+func TestValueEndStopsAfterTheValue(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		text string
+		at   int
+		want int
+	}{
+		{`{"a":[1,"x"]} tail`, 0, 13}, {`x "abcdefghijklmnop\"q" y`, 2, 23}, {`[1, 2`, 0, -1},
+		{`  true,`, 2, 6}, {`{"a":{"b":1}}`, 5, 12}, {`[[1]]`, 0, -1},
+	} {
+		limit := Max
+		if c.text == `[[1]]` {
+			limit = 1
+		}
+		if got := ValueEnd(c.text, c.at, limit); got != c.want {
+			t.Errorf("ValueEnd(%q, %d) = %d, want %d", c.text, c.at, got, c.want)
+		}
+	}
 }
