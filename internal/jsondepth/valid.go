@@ -130,6 +130,15 @@ func member[T ~string | ~[]byte](text T, i int) int {
 	return skipSpace(text, i+1)
 }
 
+// StringEnd returns the index after the JSON string whose opening quote is
+// text[i], checked as Valid checks it, or -1.
+func StringEnd[T ~string | ~[]byte](text T, i int) int {
+	if i >= len(text) || text[i] != '"' {
+		return -1
+	}
+	return stringEnd(text, i+1)
+}
+
 // stringEnd returns the index after the closing quote of the string whose
 // content starts at i, or -1.
 func stringEnd[T ~string | ~[]byte](text T, i int) int {

@@ -147,15 +147,10 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
-	// Depth and validity in one flat pass: gjson's own validator recurses
-	// once per level, and a second scan would cost a 1 MiB body twice.
-	if !jsondepth.Valid(body, jsondepth.Max) {
-		h.fail(w, rid, false, op, sqs.ErrSerialization.New("Start of structure or map found where not expected."))
-		return
-	}
 	// The body is never written again, so gjson's strings can point into
 	// it instead of into a copy: what an action keeps keeps the body alive,
 	// as it kept the copy.
+	text := unsafe.String(unsafe.SliceData(body), len(body))
 	var d *jsonDecoder
 	if op == "ReceiveMessage" {
 		// A long poll may wait 20 seconds: it indexes into slices of its
@@ -165,7 +160,18 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 		d = decoders.Get().(*jsonDecoder)
 		defer d.release()
 	}
-	in, jerr := d.decode(gjson.Parse(unsafe.String(unsafe.SliceData(body), len(body))))
+	in, ok := d.decodeOnePass(text)
+	var jerr *awserr.Error
+	if !ok {
+		// Depth and validity in one flat pass: gjson's own validator
+		// recurses once per level, and a second scan would cost a 1 MiB
+		// body twice.
+		if !jsondepth.Valid(body, jsondepth.Max) {
+			h.fail(w, rid, false, op, sqs.ErrSerialization.New("Start of structure or map found where not expected."))
+			return
+		}
+		in, jerr = d.decode(gjson.Parse(text))
+	}
 	if jerr != nil {
 		awswire.NoteCall(w, "sqs", op, "")
 		h.fail(w, rid, false, op, jerr)
