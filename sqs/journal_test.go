@@ -531,3 +531,55 @@ func TestDumpOfALargeQueueKeepsOrder(t *testing.T) {
 		t.Errorf("restored queue drained %d messages, the original %d; first %v vs %v", len(got), len(want), got[:3], want[:3])
 	}
 }
+
+// A Restorer takes keys in any order: messages out of seq order, a message
+// stored twice, a status before its message, a queue's state last.
+func TestRestorerTakesAnyOrder(t *testing.T) {
+	t.Parallel()
+	e, clk := newTestEngine(t)
+	q := mustQueue(t, e, "q", nil)
+	for k := range 50 {
+		send(t, q, fmt.Sprint("m", k))
+	}
+	got := receive(t, q, ReceiveInput{MaxNumberOfMessages: ptr(3), VisibilityTimeout: ptr(100)})
+	st := dumpState(t, e)
+	var statuses []MessageStatus
+	for _, m := range st.Messages {
+		if m.Status.ReceiveCount > 0 {
+			statuses = append(statuses, m.Status)
+			m.Status = MessageStatus{Queue: m.Queue, Seq: m.Seq, Order: m.Seq, VisibleAt: m.SentAt} // as sent
+		}
+	}
+	r := NewRestorer()
+	for _, s := range statuses[:1] {
+		r.Status(s) // before its message
+	}
+	msgs := st.Messages
+	for k := len(msgs) - 1; k >= 0; k -= 2 {
+		if err := r.Message(msgs[k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := len(msgs) - 2; k >= 0; k -= 2 {
+		if err := r.Message(msgs[k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Message(msgs[7]); err != nil { // again
+		t.Fatal(err)
+	}
+	for _, s := range statuses[1:] {
+		r.Status(s)
+	}
+	r.Queue(st.Queues[0])
+	restored := New(Options{Clock: clock.NewManual(clk.Now())})
+	t.Cleanup(restored.Close)
+	if err := r.Into(restored); err != nil {
+		t.Fatal(err)
+	}
+	sameObserved(t, "restored in any order", observe(t, restored), observe(t, e))
+	rq, _ := restored.Queue("q")
+	if err := rq.Delete(got[2].ReceiptHandle); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -167,10 +167,14 @@ type Restorer struct {
 }
 
 type restoring struct {
-	msgs     *store
-	groups   groupTable
-	st       *QueueState
+	msgs   *store
+	groups groupTable
+	st     *QueueState
+	// Messages come mostly in seq order (a snapshot writes them so, a log
+	// in send order): while they do, slot i holds the i-th and a seq is
+	// found by binary search; bySeq is built at the first out of order.
 	bySeq    map[uint64]uint32
+	maxSeq   uint64
 	statuses []MessageStatus // for messages not (yet) seen
 	dedup    []DedupState
 	attempts []AttemptState
@@ -184,7 +188,7 @@ func NewRestorer() *Restorer { return &Restorer{queues: map[string]*restoring{}}
 func (r *Restorer) queue(name string) *restoring {
 	q := r.queues[name]
 	if q == nil {
-		q = &restoring{msgs: &store{}, bySeq: map[uint64]uint32{}}
+		q = &restoring{msgs: &store{}}
 		r.queues[strings.Clone(name)] = q // name may be a view of a store's key
 	}
 	return q
@@ -212,13 +216,16 @@ func (r *Restorer) Message(m MessageRecord) error {
 	}
 	rq := r.queue(m.Queue)
 	s := rq.msgs
-	if i, ok := rq.bySeq[m.Seq]; ok { // stored twice: the later wins
-		if g := rq.groups.of(s.at(i)); g != nil {
-			g.size--
+	if m.Seq <= rq.maxSeq {
+		rq.index()
+		if i, ok := rq.bySeq[m.Seq]; ok { // stored twice: the later wins
+			if g := rq.groups.of(s.at(i)); g != nil {
+				g.size--
+			}
+			s.forget(s.at(i))
+			s.slab.release(i)
+			delete(rq.bySeq, m.Seq)
 		}
-		s.forget(s.at(i))
-		s.slab.release(i)
-		delete(rq.bySeq, m.Seq)
 	}
 	d := draft{idMD5: m.MessageID + m.MD5OfBody, body: m.Body, sender: m.SenderID,
 		ext: messageExt{traceHeader: m.AWSTraceHeader, dedupID: m.DeduplicationID, sequenceNum: m.SequenceNumber, dlqSource: m.DeadLetterSourceArn}}
@@ -239,7 +246,10 @@ func (r *Restorer) Message(m MessageRecord) error {
 		rec.group = g.idx
 	}
 	setStatus(rec, m.Status)
-	rq.bySeq[m.Seq] = i
+	if rq.bySeq != nil {
+		rq.bySeq[m.Seq] = i
+	}
+	rq.maxSeq = max(rq.maxSeq, m.Seq)
 	rq.lastSeq, rq.lastSlot = m.Seq, i
 	return nil
 }
@@ -261,12 +271,36 @@ func setStatus(r *record, s MessageStatus) {
 	}
 }
 
+// index builds bySeq, once messages come out of seq order.
+func (rq *restoring) index() {
+	if rq.bySeq != nil {
+		return
+	}
+	rq.bySeq = make(map[uint64]uint32, rq.msgs.slab.n)
+	for i := range rq.msgs.slab.n {
+		if r := rq.msgs.at(i); r.state != stateGone {
+			rq.bySeq[r.seq] = i
+		}
+	}
+}
+
+// find returns the slot of the message seq.
+func (rq *restoring) find(seq uint64) (uint32, bool) {
+	if rq.bySeq != nil {
+		i, ok := rq.bySeq[seq]
+		return i, ok
+	}
+	s := rq.msgs
+	i := uint32(sort.Search(int(s.slab.n), func(k int) bool { return s.at(uint32(k)).seq >= seq }))
+	return i, i < s.slab.n && s.at(i).seq == seq
+}
+
 // Status restores a message's latest status.
 func (r *Restorer) Status(s MessageStatus) {
 	rq := r.queue(s.Queue)
 	i, ok := rq.lastSlot, rq.lastSeq == s.Seq && rq.lastSeq != 0
 	if !ok {
-		i, ok = rq.bySeq[s.Seq]
+		i, ok = rq.find(s.Seq)
 	}
 	if !ok {
 		rq.statuses = append(rq.statuses, s)
@@ -360,7 +394,7 @@ func (rq *restoring) finish(e *Engine, now time.Time) (*Queue, error) {
 	}
 	q.deadLettered.Store(st.DeadLetteredCounter)
 	for _, s := range rq.statuses {
-		if i, ok := rq.bySeq[s.Seq]; ok {
+		if i, ok := rq.find(s.Seq); ok {
 			setStatus(q.rec(i), s)
 		}
 	}
