@@ -1,0 +1,710 @@
+package crashtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The invariants, each named as the report counts it.
+const (
+	invLost        = "acknowledged send (or received message) lost"
+	invResurrected = "deleted message came back"
+	invFIFOOrder   = "FIFO order per group"
+	invSeq         = "FIFO sequence number changed or went back"
+	invRecvCount   = "receive count went down"
+	invDedup       = "FIFO dedup let a second copy in"
+	invHTTP        = "acknowledged Publish never delivered to the HTTP subscription"
+	invFanout      = "acknowledged Publish missing from a subscribed queue"
+	invHandle      = "receipt handle of an in-flight message rejected"
+	invInflight    = "in-flight message visible before its timeout"
+	invBatch       = "batch half applied"
+	invClock       = "clock offset went back"
+	invTopology    = "queue, topic or subscription lost"
+	invPhantom     = "message nobody sent"
+)
+
+var invariants = []string{invLost, invResurrected, invFIFOOrder, invSeq, invRecvCount, invDedup,
+	invHTTP, invFanout, invHandle, invInflight, invBatch, invClock, invTopology, invPhantom}
+
+// violations counts each broken invariant once per thing it broke for (a
+// lost message is one violation, not one per later check that misses it),
+// and keeps a few examples of each.
+type violations struct {
+	mu       sync.Mutex
+	seen     map[string]bool
+	count    map[string]int
+	examples map[string][]string
+}
+
+func newViolations() *violations {
+	return &violations{seen: map[string]bool{}, count: map[string]int{}, examples: map[string][]string{}}
+}
+
+func (v *violations) add(cycle int, inv, what, format string, args ...any) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.seen[inv+"\x00"+what] {
+		return
+	}
+	v.seen[inv+"\x00"+what] = true
+	v.count[inv]++
+	if len(v.examples[inv]) < 5 {
+		v.examples[inv] = append(v.examples[inv], fmt.Sprintf("cycle %d: %s: %s", cycle, what, fmt.Sprintf(format, args...)))
+	}
+}
+
+func (v *violations) total() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	n := 0
+	for _, c := range v.count {
+		n += c
+	}
+	return n
+}
+
+// report is one line per invariant, with the examples of the broken ones.
+func (v *violations) report() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var b strings.Builder
+	for _, inv := range invariants {
+		fmt.Fprintf(&b, "  %-70s %d\n", inv+":", v.count[inv])
+		for _, e := range v.examples[inv] {
+			fmt.Fprintf(&b, "      %s\n", e)
+		}
+	}
+	return b.String()
+}
+
+// Queues and topic of the workload.
+const (
+	qStd    = "crash-std"
+	qFIFO   = "crash-fifo.fifo"
+	qFanRaw = "crash-fan-raw" // subscribed to the topic with raw delivery
+	qFanEnv = "crash-fan-env" // subscribed with the JSON envelope
+	topic   = "crash-events"
+)
+
+var queues = []string{qStd, qFIFO, qFanRaw, qFanEnv}
+
+// msg is what the clients know of one message body: bodies are unique per
+// queue (a FIFO body is also its deduplication id; a subscribed queue's body
+// is the published message).
+type msg struct {
+	queue, key string
+	id         string // MessageId, once a reply or a peek told it
+	group      string // FIFO
+	counter    int    // FIFO: the body's place in its group
+	seq        string // FIFO: the SequenceNumber the send was answered with
+	sentAt     time.Time
+
+	acked    bool // its send was acknowledged, it was received, or it was seen after a restart
+	received bool // an acknowledged receive returned it
+	deleted  bool // an acknowledged delete deleted it
+	delTried bool // a delete was sent, whatever became of it
+	gone     bool // absent after a restart although nothing says it must be there
+	live     bool // counted in ledger.live
+
+	maxCount     int // highest ApproximateReceiveCount an acknowledged receive showed
+	countAtCrash int // maxCount when fanout was last killed
+}
+
+// hnd is a receipt handle a client holds.
+type hnd struct {
+	m        *msg
+	rh       string
+	cycle    int       // the cycle of the receive
+	until    time.Time // wall time its visibility timeout ends
+	inflight bool      // nothing sent since the receive could have ended it early
+}
+
+// pub is a Publish to the topic.
+type pub struct {
+	id, body string
+	cycle    int
+	acked    bool
+	reported bool // found never delivered: reported once
+}
+
+// ledger is what the clients were told, shared by every client goroutine.
+type ledger struct {
+	mu     sync.Mutex
+	v      *violations
+	cycle  int
+	offset time.Duration // the sum of acknowledged clock advances
+
+	msgs    map[string]*msg   // queue + "|" + key
+	byID    map[string]*msg   // queue + "|" + MessageId
+	groups  map[string][]*msg // FIFO group: its bodies by counter
+	cursor  map[string]int    // FIFO group: the counters below are all deleted or gone
+	live    map[string]int    // queue: acknowledged messages not deleted nor gone
+	handles map[*hnd]bool
+
+	fifoUnanswered map[*msg]bool // FIFO sends not answered, resent after the restart
+	sendBatches    [][]*msg      // SendMessageBatch calls not answered: all or nothing
+	delBatches     [][]*msg      // DeleteMessageBatch calls not answered
+	pubs           []*pub
+}
+
+func newLedger(v *violations) *ledger {
+	return &ledger{v: v, msgs: map[string]*msg{}, byID: map[string]*msg{}, groups: map[string][]*msg{},
+		cursor: map[string]int{}, live: map[string]int{}, handles: map[*hnd]bool{}, fifoUnanswered: map[*msg]bool{}}
+}
+
+func (l *ledger) violate(inv string, m *msg, format string, args ...any) {
+	l.v.add(l.cycle, inv, m.queue+" "+m.key, format, args...)
+}
+
+// lostInvariant is the invariant a queue's lost message breaks.
+func lostInvariant(queue string) string {
+	if queue == qFanRaw || queue == qFanEnv {
+		return invFanout
+	}
+	return invLost
+}
+
+// keyOf is the ledger's key of a body: a subscribed queue with the envelope
+// holds the published message inside JSON.
+func keyOf(queue, body string) string {
+	if queue != qFanEnv {
+		return body
+	}
+	var env struct{ Message string }
+	if json.Unmarshal([]byte(body), &env) != nil || env.Message == "" {
+		return "unparsable envelope " + body
+	}
+	return env.Message
+}
+
+// setLive keeps ledger.live in step. Callers hold mu.
+func (l *ledger) setLive(m *msg) {
+	live := m.acked && !m.deleted && !m.gone
+	if live != m.live {
+		m.live = live
+		if live {
+			l.live[m.queue]++
+		} else {
+			l.live[m.queue]--
+		}
+	}
+}
+
+func (l *ledger) outstanding(queue string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.live[queue]
+}
+
+// attempt records a body about to be sent (nothing is known of it yet).
+func (l *ledger) attempt(queue, key, group string, counter int) *msg {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.attemptLocked(queue, key, group, counter)
+}
+
+func (l *ledger) attemptLocked(queue, key, group string, counter int) *msg {
+	m := l.msgs[queue+"|"+key]
+	if m == nil {
+		m = &msg{queue: queue, key: key, group: group, counter: counter}
+		l.msgs[queue+"|"+key] = m
+		if group != "" {
+			if counter != len(l.groups[group]) {
+				panic(fmt.Sprintf("group %s: counter %d after %d", group, counter, len(l.groups[group])))
+			}
+			l.groups[group] = append(l.groups[group], m)
+		}
+	}
+	m.sentAt = time.Now().Add(l.offset)
+	return m
+}
+
+// nextInGroup records the next n bodies of a FIFO group, about to be sent.
+func (l *ledger) nextInGroup(group string, n int) []*msg {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ms := make([]*msg, n)
+	for i := range ms {
+		c := len(l.groups[group])
+		ms[i] = l.attemptLocked(qFIFO, group+"/"+strconv.Itoa(c), group, c)
+	}
+	return ms
+}
+
+// learnID records a MessageId fanout gave for m and reports whether it is
+// the one it gave before. Callers hold mu.
+func (l *ledger) learnID(m *msg, id string) bool {
+	if m.id == "" {
+		m.id = id
+		l.byID[m.queue+"|"+id] = m
+		return true
+	}
+	return m.id == id
+}
+
+// acked records an acknowledged send of m with its MessageId and, for FIFO,
+// SequenceNumber.
+func (l *ledger) acked(m *msg, id, seq string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.learnID(m, id) && m.group != "" {
+		l.violate(invDedup, m, "send answered with MessageId %s, but it was %s", id, m.id)
+	}
+	m.acked = true
+	if seq != "" {
+		if m.seq != "" && m.seq != seq {
+			l.violate(invSeq, m, "sequence number %s, then %s for the same send", m.seq, seq)
+		}
+		if m.seq == "" && m.counter > 0 {
+			// Sends of a group are made one after another: each acknowledged
+			// one must have a higher sequence number than the acknowledged
+			// ones before it, across crashes too.
+			for i := m.counter - 1; i >= 0; i-- {
+				if p := l.groups[m.group][i]; p.seq != "" {
+					if !seqLess(p.seq, seq) {
+						l.violate(invSeq, m, "sequence number %s not above %s of %s", seq, p.seq, p.key)
+					}
+					break
+				}
+			}
+		}
+		m.seq = seq
+	}
+	l.setLive(m)
+}
+
+// seqLess compares two SequenceNumbers (decimal strings of up to 128 bits).
+func seqLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+// received is one message of an acknowledged receive, in reply order.
+type received struct {
+	id, body, rh string
+	count        int
+	seq, group   string
+}
+
+// receive records an acknowledged ReceiveMessage and returns the handles to
+// act on (nil entries for bodies the ledger cannot place).
+func (l *ledger) receive(queue string, got []received, vis time.Duration) []*hnd {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	out := make([]*hnd, len(got))
+	lastInGroup := map[string]int{}
+	for i, r := range got {
+		key := keyOf(queue, r.body)
+		m := l.msgs[queue+"|"+key]
+		if m == nil {
+			l.v.add(l.cycle, invPhantom, queue+" "+key, "received %s, which no client sent", r.id)
+			continue
+		}
+		if !l.learnID(m, r.id) && queue != qFanRaw && queue != qFanEnv {
+			if m.group != "" {
+				l.violate(invDedup, m, "received as %s, but it is %s", r.id, m.id)
+			} else {
+				l.violate(invPhantom, m, "received as %s, but it is %s", r.id, m.id)
+			}
+		}
+		if m.deleted || m.gone {
+			l.violate(invResurrected, m, "received (receive count %d) after %s", r.count, goneWhy(m))
+		}
+		if r.count <= m.countAtCrash {
+			l.violate(invRecvCount, m, "ApproximateReceiveCount %d after a restart; before it, a receive showed %d", r.count, m.countAtCrash)
+		}
+		if r.count > m.maxCount {
+			m.maxCount = r.count
+		}
+		if m.group != "" {
+			l.checkFIFO(m, r, lastInGroup)
+		}
+		m.received, m.acked = true, true
+		l.setLive(m)
+		h := &hnd{m: m, rh: r.rh, cycle: l.cycle, until: now.Add(vis), inflight: true}
+		l.handles[h] = true
+		out[i] = h
+	}
+	return out
+}
+
+// checkFIFO checks a received FIFO message against its group: within one
+// reply a group's messages come in counter order, and the first one is the
+// lowest counter the group still holds: every acknowledged send before it
+// was deleted (or a delete of it was sent, its reply perhaps lost).
+func (l *ledger) checkFIFO(m *msg, r received, lastInGroup map[string]int) {
+	if r.group != m.group {
+		l.violate(invFIFOOrder, m, "received in group %q, sent in %q", r.group, m.group)
+	}
+	if m.seq != "" && r.seq != m.seq {
+		l.violate(invSeq, m, "received with SequenceNumber %s, sent with %s", r.seq, m.seq)
+	}
+	if last, ok := lastInGroup[m.group]; ok {
+		if m.counter <= last {
+			l.violate(invFIFOOrder, m, "came after %s/%d in one reply", m.group, last)
+		}
+		lastInGroup[m.group] = m.counter
+		return
+	}
+	lastInGroup[m.group] = m.counter
+	g := l.groups[m.group]
+	c := l.cursor[m.group]
+	for c < len(g) && (g[c].deleted || g[c].delTried || g[c].gone) {
+		c++
+	}
+	l.cursor[m.group] = c
+	for i := c; i < m.counter; i++ {
+		if p := g[i]; p.acked && !p.deleted && !p.delTried && !p.gone {
+			l.violate(invFIFOOrder, m, "received while %s, sent before it, was neither deleted nor being deleted", p.key)
+			return
+		}
+	}
+}
+
+func goneWhy(m *msg) string {
+	if m.deleted {
+		return "an acknowledged delete"
+	}
+	return "it was absent after a restart"
+}
+
+// deleting records that deletes of hs are about to be sent.
+func (l *ledger) deleting(hs []*hnd) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, h := range hs {
+		h.m.delTried = true
+	}
+}
+
+// deleted records an acknowledged delete of h.
+func (l *ledger) deleted(h *hnd) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h.m.deleted = true
+	l.setLive(h.m)
+	delete(l.handles, h)
+}
+
+// refused records fanout refusing a handle (code is its error code): a
+// violation if the message was in flight under it for a while yet. A
+// refused visibility change (vis) changed nothing, so the message was.
+func (l *ledger) refused(h *hnd, action, code string, vis bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.handles, h)
+	if vis {
+		h.inflight = true
+	}
+	if h.inflight && time.Now().Before(h.until.Add(-3*time.Second)) {
+		when := "from the same run"
+		if h.cycle < l.cycle {
+			when = "from before the restart"
+		}
+		l.violate(invHandle, h.m, "%s refused a handle %s (%s), %s before its visibility timeout ends", action, when, code, time.Until(h.until).Round(time.Second))
+	}
+}
+
+// changing records that a visibility change of h is about to be sent.
+func (l *ledger) changing(h *hnd) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h.inflight = false
+}
+
+// changed records an acknowledged visibility change of h to vis.
+func (l *ledger) changed(h *hnd, vis time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if vis == 0 {
+		delete(l.handles, h)
+		return
+	}
+	h.until, h.inflight = time.Now().Add(vis), true
+}
+
+// forget drops handles the clients stop tracking.
+func (l *ledger) forget(h *hnd) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.handles, h)
+}
+
+func (l *ledger) heldHandles() []*hnd {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var hs []*hnd
+	for h := range l.handles {
+		hs = append(hs, h)
+	}
+	sort.Slice(hs, func(i, j int) bool { return hs[i].m.queue+hs[i].m.key < hs[j].m.queue+hs[j].m.key })
+	return hs
+}
+
+// dropHandles forgets every handle: before the clock moves, after which no
+// handle's timeout is known any more.
+func (l *ledger) dropHandles() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.handles = map[*hnd]bool{}
+}
+
+// crashed is called once fanout was killed and every client stopped.
+func (l *ledger) crashed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range l.msgs {
+		m.countAtCrash = m.maxCount
+	}
+}
+
+// checkQueue compares one queue's messages after a restart with what the
+// clients were told: every acknowledged message not deleted is there, in
+// flight if a client holds its handle, with a receive count no lower than
+// any receive showed; nothing deleted is; unanswered batches are all there
+// or all not. Unanswered sends that are there are adopted as sent.
+func (l *ledger) checkQueue(queue string, peek []peeked) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	present := map[*msg]peeked{}
+	copies := map[*msg]int{}
+	for _, p := range peek {
+		key := keyOf(queue, p.Body)
+		m := l.msgs[queue+"|"+key]
+		if m == nil {
+			l.v.add(l.cycle, invPhantom, queue+" "+key, "%s is there, but no client sent it", p.MessageID)
+			continue
+		}
+		copies[m]++
+		if copies[m] > 1 && queue == qFIFO {
+			l.violate(invDedup, m, "%d copies after a restart (%s and %s)", copies[m], present[m].MessageID, p.MessageID)
+		}
+		present[m] = p
+		if !l.learnID(m, p.MessageID) && (queue == qStd || queue == qFIFO) && copies[m] == 1 {
+			l.violate(invPhantom, m, "there as %s, but it was %s", p.MessageID, m.id)
+		}
+		if m.deleted || m.gone {
+			l.violate(invResurrected, m, "there (%s) after %s", p.State, goneWhy(m))
+		}
+		if p.ReceiveCount < m.maxCount {
+			l.violate(invRecvCount, m, "receive count %d after a restart; a receive before it showed %d", p.ReceiveCount, m.maxCount)
+		}
+		if m.seq != "" && p.SystemAttributes["SequenceNumber"] != m.seq {
+			l.violate(invSeq, m, "SequenceNumber %s after a restart, sent with %s", p.SystemAttributes["SequenceNumber"], m.seq)
+		}
+		m.acked = true // an unanswered send that landed: sent, from now on
+		l.setLive(m)
+	}
+	for h := range l.handles {
+		if h.m.queue != queue {
+			continue
+		}
+		if p, ok := present[h.m]; ok && h.inflight && now.Before(h.until.Add(-3*time.Second)) && p.State != "inflight" {
+			l.violate(invInflight, h.m, "%s after a restart, %s before the timeout of a receive the client holds the handle of", p.State, time.Until(h.until).Round(time.Second))
+			delete(l.handles, h) // its handle may be stale now: deleting with it would prove nothing
+		}
+	}
+	for _, m := range l.msgs {
+		if m.queue != queue || m.deleted || m.gone {
+			continue
+		}
+		if _, ok := present[m]; ok {
+			continue
+		}
+		switch {
+		case m.acked && !m.delTried:
+			why := "its send was acknowledged"
+			if m.received {
+				why = "a receive returned it"
+			}
+			l.violate(lostInvariant(queue), m, "absent after a restart (%s; id %s)", why, m.id)
+		case m.acked && m.delTried:
+			// an unanswered delete that happened
+		default:
+			// an unanswered send that did not happen: it must not appear later
+		}
+		m.gone = true
+		l.setLive(m)
+	}
+	l.sendBatches = checkBatches(l, queue, l.sendBatches, present, "SendMessageBatch")
+	l.delBatches = checkBatches(l, queue, l.delBatches, present, "DeleteMessageBatch")
+}
+
+// checkBatches checks the unanswered batches of queue and returns the rest.
+func checkBatches(l *ledger, queue string, batches [][]*msg, present map[*msg]peeked, action string) [][]*msg {
+	var rest [][]*msg
+	for _, b := range batches {
+		if b[0].queue != queue {
+			rest = append(rest, b)
+			continue
+		}
+		in, seen := 0, false
+		for _, m := range b {
+			if _, ok := present[m]; ok {
+				in++
+			}
+			seen = seen || m.received
+		}
+		if action == "SendMessageBatch" && seen {
+			continue // a receive acted on some of it: absent ones may be deleted
+		}
+		if in != 0 && in != len(b) {
+			keys := make([]string, len(b))
+			for i, m := range b {
+				keys[i] = m.key
+			}
+			l.v.add(l.cycle, invBatch, queue+" "+b[0].key, "an unanswered %s of %d: %d there after the restart (%s)", action, len(b), in, strings.Join(keys, " "))
+		}
+	}
+	return rest
+}
+
+// unanswered records an unanswered send or delete (a batch of one for
+// DeleteMessage and SendMessage).
+func (l *ledger) unanswered(send bool, b []*msg) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if send && b[0].group != "" {
+		for _, m := range b {
+			l.fifoUnanswered[m] = true
+		}
+	}
+	if len(b) == 1 {
+		return
+	}
+	if send {
+		l.sendBatches = append(l.sendBatches, b)
+	} else {
+		l.delBatches = append(l.delBatches, b)
+	}
+}
+
+// fifoToResend is, per group, the FIFO sends to make again after a restart
+// with the same deduplication id: the unanswered ones and the last
+// acknowledged one (within the 5-minute window, less a margin).
+func (l *ledger) fifoToResend() []*msg {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*msg
+	now := time.Now().Add(l.offset)
+	names := make([]string, 0, len(l.groups))
+	for g := range l.groups {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	for _, g := range names {
+		ms := l.groups[g]
+		start := len(ms)
+		for start > 0 && l.fifoUnanswered[ms[start-1]] {
+			start--
+		}
+		if start > 0 {
+			start-- // the last one fanout answered
+		}
+		for _, m := range ms[start:] {
+			if now.Sub(m.sentAt) < 4*time.Minute {
+				out = append(out, m)
+			}
+		}
+	}
+	l.fifoUnanswered = map[*msg]bool{}
+	return out
+}
+
+// resent checks the reply to a resend of m with its deduplication id.
+func (l *ledger) resent(m *msg, id, seq string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if m.acked && m.id != "" && (m.id != id || (m.seq != "" && m.seq != seq)) {
+		l.violate(invDedup, m, "a resend with its deduplication id after a restart got MessageId %s (SequenceNumber %s), not %s (%s)", id, seq, m.id, m.seq)
+		// Follow the new copy from now on, so that one fault is one violation.
+		delete(l.byID, m.queue+"|"+m.id)
+		m.id, m.seq, m.gone, m.deleted = "", "", false, false
+	}
+	if m.gone && m.id == "" {
+		// The unanswered send did not land: this resend is the send.
+		m.gone = false
+	}
+	l.learnID(m, id)
+	if seq != "" && m.seq == "" {
+		m.seq = seq
+	}
+	m.acked = true
+	l.setLive(m)
+}
+
+// checkCopies checks, after the resends, that each FIFO body is there once
+// at most, under the MessageId the clients know.
+func (l *ledger) checkCopies(peek []peeked) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := map[string]int{}
+	for _, p := range peek {
+		m := l.msgs[qFIFO+"|"+p.Body]
+		if m == nil {
+			continue // reported by checkQueue
+		}
+		seen[p.Body]++
+		if seen[p.Body] > 1 || (m.id != "" && m.id != p.MessageID) {
+			l.violate(invDedup, m, "there as %s after resending its deduplication id (known as %s)", p.MessageID, m.id)
+		}
+		if m.deleted {
+			l.violate(invResurrected, m, "there as %s after resending its deduplication id, though deleted", p.MessageID)
+		}
+	}
+}
+
+func (l *ledger) publishing(body string) *pub {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := &pub{body: body, cycle: l.cycle}
+	// the queues hold it only if the publish was acknowledged
+	l.pubs = append(l.pubs, p)
+	l.attemptLocked(qFanRaw, body, "", 0)
+	l.attemptLocked(qFanEnv, body, "", 0)
+	return p
+}
+
+func (l *ledger) published(p *pub, id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p.id, p.acked = id, true
+	for _, q := range []string{qFanRaw, qFanEnv} {
+		m := l.msgs[q+"|"+p.body]
+		m.acked = true
+		l.setLive(m)
+	}
+}
+
+// undelivered lists the acknowledged publishes of earlier cycles that the
+// HTTP endpoint has not had.
+func (l *ledger) undelivered(delivered func(id string) bool) []*pub {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*pub
+	rest := l.pubs[:0]
+	for _, p := range l.pubs {
+		switch {
+		case !p.acked && p.cycle < l.cycle:
+			// unanswered and one restart ago: forget it
+		case p.reported:
+		case p.acked && p.cycle < l.cycle && !delivered(p.id):
+			out = append(out, p)
+			rest = append(rest, p)
+		case p.acked && delivered(p.id):
+		default:
+			rest = append(rest, p)
+		}
+	}
+	l.pubs = rest
+	return out
+}

@@ -1,0 +1,202 @@
+package crashtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildFanout builds cmd/fanout once; a build failure fails the test (a
+// crash test that cannot build what it crashes must not pass by skipping).
+func buildFanout(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fanout")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/fanout/fanout/cmd/fanout").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build cmd/fanout: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// freePort picks a loopback port; fanout is restarted on the same one so
+// that queue URLs and SNS links stay the same across crashes.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// proc is one run of the fanout binary.
+type proc struct {
+	cmd  *exec.Cmd
+	url  string
+	mu   sync.Mutex
+	log  []string // the last lines of its stderr
+	done chan struct{}
+}
+
+const logLines = 40
+
+// startFanout runs bin on dir (in memory without one) and waits until it
+// listens; recovery of a large dir takes a while, so the wait is generous.
+func startFanout(bin, dir string, port int) (*proc, error) {
+	args := []string{"serve", "--addr", "127.0.0.1:" + strconv.Itoa(port), "--log-level", "info"}
+	if dir != "" {
+		args = append(args, "--data-dir", dir)
+	}
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			p.mu.Lock()
+			if len(p.log) == logLines {
+				p.log = p.log[1:]
+			}
+			p.log = append(p.log, line)
+			p.mu.Unlock()
+			if strings.Contains(line, "fanout listening") {
+				select {
+				case ready <- line:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+		_ = cmd.Wait()
+		close(p.done)
+	}()
+	select {
+	case <-ready:
+		p.url = "http://127.0.0.1:" + strconv.Itoa(port)
+		return p, nil
+	case <-p.done:
+		return nil, fmt.Errorf("fanout exited at start (%v):\n%s", cmd.ProcessState, p.tail())
+	case <-time.After(60 * time.Second):
+		p.kill()
+		return nil, fmt.Errorf("fanout did not listen within 60 s:\n%s", p.tail())
+	}
+}
+
+func (p *proc) tail() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.log, "\n")
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// stop asks for a clean shutdown (SIGTERM) and waits; it kills after 30 s.
+func (p *proc) stop() error {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.kill()
+		return fmt.Errorf("fanout did not stop within 30 s of SIGTERM")
+	}
+	if st := p.cmd.ProcessState; st != nil && !st.Success() {
+		return fmt.Errorf("fanout exited with %v after SIGTERM:\n%s", st, p.tail())
+	}
+	return nil
+}
+
+// admin calls a /_fanout/ endpoint: body nil is a GET, else a JSON POST.
+func (p *proc) admin(ctx context.Context, path string, body any, out any) error {
+	method, rd := http.MethodGet, io.Reader(nil)
+	if body != nil {
+		b, _ := json.Marshal(body)
+		method, rd = http.MethodPost, bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, p.url+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+// peeked is a message as GET /_fanout/sqs/queues/{name}/messages shows it.
+type peeked struct {
+	MessageID        string            `json:"messageId"`
+	Body             string            `json:"body"`
+	SystemAttributes map[string]string `json:"systemAttributes"`
+	ReceiveCount     int               `json:"receiveCount"`
+	State            string            `json:"state"`
+}
+
+// peekAll lists every message of a queue in one page (one look, so that
+// no message moves from one state to another between looks; the workload
+// keeps queues below the page's 1000).
+func (p *proc) peekAll(ctx context.Context, queue string) ([]peeked, error) {
+	var page struct {
+		Messages []peeked `json:"messages"`
+		More     bool     `json:"more"`
+	}
+	if err := p.admin(ctx, "/_fanout/sqs/queues/"+queue+"/messages?limit=1000", nil, &page); err != nil {
+		return nil, err
+	}
+	if page.More {
+		return nil, fmt.Errorf("queue %s holds more than 1000 messages: the harness cannot check it", queue)
+	}
+	return page.Messages, nil
+}
+
+// clockOffset is fanout's clock offset in seconds.
+func (p *proc) clockOffset(ctx context.Context) (float64, error) {
+	var v struct {
+		OffsetSeconds float64 `json:"offsetSeconds"`
+	}
+	err := p.admin(ctx, "/_fanout/clock", nil, &v)
+	return v.OffsetSeconds, err
+}
+
+// advance moves fanout's clock; the reply comes once what fell due ran.
+func (p *proc) advance(ctx context.Context, d time.Duration) error {
+	return p.admin(ctx, "/_fanout/clock", map[string]string{"advance": d.String()}, nil)
+}
