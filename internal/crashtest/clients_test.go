@@ -227,6 +227,7 @@ func (w *workers) stdSender(rnd *rand.Rand) {
 		}
 		if rnd.IntN(3) > 0 {
 			m := h.l.attempt(qStd, h.body("std"), "", 0)
+			start := time.Now()
 			ctx, cancel := call(w.ctx)
 			out, err := h.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(h.urls[qStd]), MessageBody: aws.String(m.key), DelaySeconds: delay})
 			cancel()
@@ -236,6 +237,7 @@ func (w *workers) stdSender(rnd *rand.Rand) {
 				}
 				continue
 			}
+			h.l.delayed(m, start, delay)
 			h.l.acked(m, *out.MessageId, "")
 			h.st.sends.Add(1)
 			continue
@@ -247,6 +249,7 @@ func (w *workers) stdSender(rnd *rand.Rand) {
 			ms[i] = h.l.attempt(qStd, h.body("std"), "", 0)
 			entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(ms[i].key), DelaySeconds: delay * int32(i%2)}
 		}
+		start := time.Now()
 		ctx, cancel := call(w.ctx)
 		out, err := h.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(h.urls[qStd]), Entries: entries})
 		cancel()
@@ -258,6 +261,7 @@ func (w *workers) stdSender(rnd *rand.Rand) {
 		}
 		for _, s := range out.Successful {
 			i, _ := strconv.Atoi(*s.Id)
+			h.l.delayed(ms[i], start, delay*int32(i%2))
 			h.l.acked(ms[i], *s.MessageId, "")
 			h.st.sends.Add(1)
 		}

@@ -21,7 +21,7 @@ import (
 // cycles by default; FANOUT_CRASH_CYCLES=200 for the long run
 // (FANOUT_CRASH_SEED=N repeats a run's random choices, not its timing).
 func TestKillNineKeepsEveryAcknowledgedCall(t *testing.T) {
-	cycles, budget := 3, 30*time.Second // bounded for go test ./...
+	cycles, budget := 5, 30*time.Second // bounded for go test ./...
 	if n, err := strconv.Atoi(os.Getenv("FANOUT_CRASH_CYCLES")); err == nil {
 		cycles, budget = n, 0
 	}
@@ -30,8 +30,8 @@ func TestKillNineKeepsEveryAcknowledgedCall(t *testing.T) {
 		seed = n
 	}
 	t.Logf("FANOUT_CRASH_SEED=%d, %d cycles", seed, cycles)
-	start := time.Now()
 	bin := buildFanout(t)
+	start := time.Now()
 	dir, port := t.TempDir(), freePort(t)
 	hk := newHook(t)
 	p, err := startFanout(bin, dir, port)
@@ -252,7 +252,7 @@ func (h *harness) summary() string {
 	msgs, attempts := h.hook.counts()
 	var b strings.Builder
 	b.WriteString(strconv.FormatInt(s.sends.Load(), 10) + " sends, " + strconv.FormatInt(s.receives.Load(), 10) + " messages received, " +
-		strconv.FormatInt(s.deletes.Load(), 10) + " deletes (" + strconv.FormatInt(s.carriedDeletes.Load(), 10) + " with handles held across a crash), " +
+		strconv.FormatInt(s.deletes.Load(), 10) + " deletes (" + strconv.FormatInt(s.carriedDeletes.Load(), 10) + " tried with handles held across a restart), " +
 		strconv.FormatInt(s.visChanges.Load(), 10) + " visibility changes, " + strconv.FormatInt(s.publishes.Load(), 10) + " publishes (" +
 		strconv.Itoa(msgs) + " delivered to HTTP in " + strconv.Itoa(attempts) + " attempts), " + strconv.FormatInt(s.resends.Load(), 10) + " FIFO resends after a crash")
 	h.errMu.Lock()

@@ -21,7 +21,7 @@ const (
 	invHTTP        = "acknowledged Publish never delivered to the HTTP subscription"
 	invFanout      = "acknowledged Publish missing from a subscribed queue"
 	invHandle      = "receipt handle of an in-flight message rejected"
-	invInflight    = "in-flight message visible before its timeout"
+	invInflight    = "in-flight or delayed message visible before its time"
 	invBatch       = "batch half applied"
 	invClock       = "clock offset went back"
 	invTopology    = "queue, topic or subscription lost"
@@ -103,6 +103,7 @@ type msg struct {
 	counter    int    // FIFO: the body's place in its group
 	seq        string // FIFO: the SequenceNumber the send was answered with
 	sentAt     time.Time
+	delayUntil time.Time // wall time a delayed send's delay ends
 
 	acked    bool // its send was acknowledged, it was received, or it was seen after a restart
 	received bool // an acknowledged receive returned it
@@ -278,6 +279,16 @@ func (l *ledger) acked(m *msg, id, seq string) {
 	l.setLive(m)
 }
 
+// delayed records the delay of an acknowledged send made at start (its
+// delay ends no earlier than start plus the delay).
+func (l *ledger) delayed(m *msg, start time.Time, seconds int32) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seconds > 0 {
+		m.delayUntil = start.Add(time.Duration(seconds) * time.Second)
+	}
+}
+
 // seqLess compares two SequenceNumbers (decimal strings of up to 128 bits).
 func seqLess(a, b string) bool {
 	if len(a) != len(b) {
@@ -449,12 +460,15 @@ func (l *ledger) heldHandles() []*hnd {
 	return hs
 }
 
-// dropHandles forgets every handle: before the clock moves, after which no
-// handle's timeout is known any more.
+// dropHandles forgets every handle and delay: before the clock moves, after
+// which no handle's timeout and no delay's end is known any more.
 func (l *ledger) dropHandles() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.handles = map[*hnd]bool{}
+	for _, m := range l.msgs {
+		m.delayUntil = time.Time{}
+	}
 }
 
 // crashed is called once fanout was killed and every client stopped.
@@ -500,6 +514,9 @@ func (l *ledger) checkQueue(queue string, peek []peeked) {
 		}
 		if m.seq != "" && p.SystemAttributes["SequenceNumber"] != m.seq {
 			l.violate(invSeq, m, "SequenceNumber %s after a restart, sent with %s", p.SystemAttributes["SequenceNumber"], m.seq)
+		}
+		if now.Before(m.delayUntil.Add(-time.Second)) && p.State != "delayed" && !m.received {
+			l.violate(invInflight, m, "%s after a restart, %s before its delay ends", p.State, time.Until(m.delayUntil).Round(100*time.Millisecond))
 		}
 		m.acked = true // an unanswered send that landed: sent, from now on
 		l.setLive(m)

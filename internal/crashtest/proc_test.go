@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -19,16 +20,40 @@ import (
 	"time"
 )
 
-// buildFanout builds cmd/fanout once; a build failure fails the test (a
-// crash test that cannot build what it crashes must not pass by skipping).
+var build struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// TestMain removes the binary the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if build.dir != "" {
+		os.RemoveAll(build.dir)
+	}
+	os.Exit(code)
+}
+
+// buildFanout builds cmd/fanout, once for the package's tests; a build
+// failure fails the test (a crash test that cannot build what it crashes
+// must not pass by skipping).
 func buildFanout(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "fanout")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/fanout/fanout/cmd/fanout").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build cmd/fanout: %v\n%s", err, out)
+	build.once.Do(func() {
+		if build.dir, build.err = os.MkdirTemp("", "crashtest"); build.err != nil {
+			return
+		}
+		build.bin = filepath.Join(build.dir, "fanout")
+		out, err := exec.Command("go", "build", "-o", build.bin, "github.com/fanout/fanout/cmd/fanout").CombinedOutput()
+		if err != nil {
+			build.err = fmt.Errorf("go build cmd/fanout: %v\n%s", err, out)
+		}
+	})
+	if build.err != nil {
+		t.Fatal(build.err)
 	}
-	return bin
+	return build.bin
 }
 
 // freePort picks a loopback port; fanout is restarted on the same one so
