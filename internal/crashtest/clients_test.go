@@ -37,7 +37,9 @@ var groups = []string{"g0", "g1", "g2", "g3"}
 
 // stats are the acknowledged calls, for the report.
 type stats struct {
-	sends, receives, deletes, visChanges, publishes, carriedDeletes, resends atomic.Int64
+	sends, receives, deletes, visChanges, publishes, resends atomic.Int64
+	carriedDeletes, carriedOK                                atomic.Int64 // with handles from before a restart
+	resumed                                                  atomic.Int64 // HTTP deliveries pending at a kill, done after it
 }
 
 // harness runs the clients and the checks of one crash loop.

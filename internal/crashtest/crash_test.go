@@ -198,6 +198,8 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 	for _, hd := range l.heldHandles() {
 		byQueue[hd.m.queue] = append(byQueue[hd.m.queue], hd)
 	}
+	before := h.st.deletes.Load()
+	defer func() { h.st.carriedOK.Add(h.st.deletes.Load() - before) }()
 	for q, hs := range byQueue {
 		for len(hs) > 0 {
 			n := min(len(hs), 1+len(hs)%10)
@@ -217,9 +219,14 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 	// Moving the clock ends every timeout the clients knew of.
 	l.dropHandles()
 	moved := time.Duration(0)
+	pending := -1
 	for try := 0; ; try++ {
 		late := l.undelivered(h.hook.wasDelivered)
+		if pending < 0 {
+			pending = len(late)
+		}
 		if len(late) == 0 {
+			h.st.resumed.Add(int64(pending))
 			break
 		}
 		if try == 15 {
@@ -231,6 +238,7 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 			}
 			sort.Strings(ids)
 			t.Logf("cycle %d: never delivered: %s", l.cycle, strings.Join(ids, " "))
+			h.st.resumed.Add(int64(pending - len(late)))
 			break
 		}
 		if err := p.advance(ctx, 2*time.Second); err != nil {
@@ -252,9 +260,9 @@ func (h *harness) summary() string {
 	msgs, attempts := h.hook.counts()
 	var b strings.Builder
 	b.WriteString(strconv.FormatInt(s.sends.Load(), 10) + " sends, " + strconv.FormatInt(s.receives.Load(), 10) + " messages received, " +
-		strconv.FormatInt(s.deletes.Load(), 10) + " deletes (" + strconv.FormatInt(s.carriedDeletes.Load(), 10) + " tried with handles held across a restart), " +
+		strconv.FormatInt(s.deletes.Load(), 10) + " deletes (" + strconv.FormatInt(s.carriedOK.Load(), 10) + " of " + strconv.FormatInt(s.carriedDeletes.Load(), 10) + " tried with handles held across a restart), " +
 		strconv.FormatInt(s.visChanges.Load(), 10) + " visibility changes, " + strconv.FormatInt(s.publishes.Load(), 10) + " publishes (" +
-		strconv.Itoa(msgs) + " delivered to HTTP in " + strconv.Itoa(attempts) + " attempts), " + strconv.FormatInt(s.resends.Load(), 10) + " FIFO resends after a crash")
+		strconv.Itoa(msgs) + " delivered to HTTP in " + strconv.Itoa(attempts) + " attempts, " + strconv.FormatInt(s.resumed.Load(), 10) + " of them pending at a kill and delivered after the restart), " + strconv.FormatInt(s.resends.Load(), 10) + " FIFO resends after a crash")
 	h.errMu.Lock()
 	defer h.errMu.Unlock()
 	if len(h.errs) > 0 {
