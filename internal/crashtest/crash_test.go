@@ -263,6 +263,11 @@ func (h *harness) summary() string {
 		strconv.FormatInt(s.deletes.Load(), 10) + " deletes (" + strconv.FormatInt(s.carriedOK.Load(), 10) + " of " + strconv.FormatInt(s.carriedDeletes.Load(), 10) + " tried with handles held across a restart), " +
 		strconv.FormatInt(s.visChanges.Load(), 10) + " visibility changes, " + strconv.FormatInt(s.publishes.Load(), 10) + " publishes (" +
 		strconv.Itoa(msgs) + " delivered to HTTP in " + strconv.Itoa(attempts) + " attempts, " + strconv.FormatInt(s.resumed.Load(), 10) + " of them pending at a kill and delivered after the restart), " + strconv.FormatInt(s.resends.Load(), 10) + " FIFO resends after a crash")
+	h.l.mu.Lock()
+	if h.l.dupes > 0 {
+		b.WriteString("; " + strconv.Itoa(h.l.dupes) + " second copies of a publish in a subscribed queue (at-least-once)")
+	}
+	h.l.mu.Unlock()
 	h.errMu.Lock()
 	defer h.errMu.Unlock()
 	if len(h.errs) > 0 {

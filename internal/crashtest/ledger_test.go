@@ -151,6 +151,7 @@ type ledger struct {
 	sendBatches    [][]*msg      // SendMessageBatch calls not answered: all or nothing
 	delBatches     [][]*msg      // DeleteMessageBatch calls not answered
 	pubs           []*pub
+	dupes          int // second copies in subscribed queues (allowed)
 }
 
 func newLedger(v *violations) *ledger {
@@ -319,6 +320,9 @@ func (l *ledger) receive(queue string, got []received, vis time.Duration) []*hnd
 			l.v.add(l.cycle, invPhantom, queue+" "+key, "received %s, which no client sent", r.id)
 			continue
 		}
+		if l.redelivered(m, r.id) {
+			continue
+		}
 		if !l.learnID(m, r.id) && queue != qFanRaw && queue != qFanEnv {
 			if m.group != "" {
 				l.violate(invDedup, m, "received as %s, but it is %s", r.id, m.id)
@@ -345,6 +349,25 @@ func (l *ledger) receive(queue string, got []received, vis time.Duration) []*hnd
 		out[i] = h
 	}
 	return out
+}
+
+// redelivered reports whether id is a second copy of a published message
+// in a subscribed queue, which SNS's at-least-once delivery allows; the
+// ledger then follows that copy, unless the first one is still there.
+// Callers hold mu.
+func (l *ledger) redelivered(m *msg, id string) bool {
+	if (m.queue != qFanRaw && m.queue != qFanEnv) || m.id == "" || m.id == id {
+		return false
+	}
+	l.dupes++
+	if m.deleted || m.gone {
+		delete(l.byID, m.queue+"|"+m.id)
+		m.id, m.deleted, m.gone, m.delTried, m.maxCount, m.countAtCrash = "", false, false, false, 0, 0
+		l.learnID(m, id)
+		l.setLive(m)
+		return false
+	}
+	return true // the first copy is live: the second one is not followed
 }
 
 // checkFIFO checks a received FIFO message against its group: within one
@@ -496,6 +519,9 @@ func (l *ledger) checkQueue(queue string, peek []peeked) {
 		m := l.msgs[queue+"|"+key]
 		if m == nil {
 			l.v.add(l.cycle, invPhantom, queue+" "+key, "%s is there, but no client sent it", p.MessageID)
+			continue
+		}
+		if l.redelivered(m, p.MessageID) {
 			continue
 		}
 		copies[m]++
