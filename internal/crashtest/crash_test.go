@@ -19,7 +19,8 @@ import (
 // random moment, a restart on the same dir, and a check of every invariant
 // against what the clients were acknowledged (see ledger_test.go). A few
 // cycles by default; FANOUT_CRASH_CYCLES=200 for the long run
-// (FANOUT_CRASH_SEED=N repeats a run's random choices, not its timing).
+// (FANOUT_CRASH_SEED=N repeats a run's random choices, not its timing;
+// FANOUT_CRASH_FLAGS adds serve flags, such as a durability mode to try).
 func TestKillNineKeepsEveryAcknowledgedCall(t *testing.T) {
 	cycles, budget := 5, 30*time.Second // bounded for go test ./...
 	if n, err := strconv.Atoi(os.Getenv("FANOUT_CRASH_CYCLES")); err == nil {

@@ -85,6 +85,9 @@ func startFanout(bin, dir string, port int) (*proc, error) {
 	args := []string{"serve", "--addr", "127.0.0.1:" + strconv.Itoa(port), "--log-level", "info"}
 	if dir != "" {
 		args = append(args, "--data-dir", dir)
+		// e.g. "--durability relaxed --sync-interval 1s": a mode that may
+		// lose acknowledged calls, to see that the loop notices.
+		args = append(args, strings.Fields(os.Getenv("FANOUT_CRASH_FLAGS"))...)
 	}
 	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
