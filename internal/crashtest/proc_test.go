@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,7 +76,12 @@ type proc struct {
 	mu   sync.Mutex
 	log  []string // the last lines of its stderr
 	done chan struct{}
+
+	recovery time.Duration // the "data dir opened" line's took=
+	torn     int           // recovery lines saying a torn tail was dropped
 }
+
+var tookRE = regexp.MustCompile(`data dir opened.* took=(\S+)`)
 
 const logLines = 40
 
@@ -109,6 +115,12 @@ func startFanout(bin, dir string, port int) (*proc, error) {
 				p.log = p.log[1:]
 			}
 			p.log = append(p.log, line)
+			if m := tookRE.FindStringSubmatch(line); m != nil {
+				p.recovery, _ = time.ParseDuration(m[1])
+			}
+			if strings.Contains(line, "torn tail") {
+				p.torn++
+			}
 			p.mu.Unlock()
 			if strings.Contains(line, "fanout listening") {
 				select {
@@ -227,4 +239,23 @@ func (p *proc) clockOffset(ctx context.Context) (float64, error) {
 // advance moves fanout's clock; the reply comes once what fell due ran.
 func (p *proc) advance(ctx context.Context, d time.Duration) error {
 	return p.admin(ctx, "/_fanout/clock", map[string]string{"advance": d.String()}, nil)
+}
+
+// recovered reports the recovery time and torn tails of this start.
+func (p *proc) recovered() (time.Duration, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.recovery, p.torn
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	_ = filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
 }
