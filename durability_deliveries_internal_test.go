@@ -27,6 +27,7 @@ type hook struct {
 	srv      *httptest.Server
 	tokens   chan string
 	fails    int
+	unsure   int           // confirmation messages to fail before answering 200
 	hold     chan struct{} // nil: hold nothing
 	arrived  chan struct{} // a held notification came in
 	mu       sync.Mutex
@@ -43,6 +44,13 @@ func newHook(t *testing.T, fails int, hold bool) *hook {
 		var m struct{ Token, MessageId string }
 		_ = json.Unmarshal(body, &m)
 		if r.Header.Get("x-amz-sns-message-type") == delivery.TypeSubscriptionConfirmation {
+			h.mu.Lock()
+			h.unsure--
+			fail := h.unsure >= 0
+			h.mu.Unlock()
+			if fail {
+				w.WriteHeader(http.StatusInternalServerError)
+			}
 			h.tokens <- m.Token
 			return
 		}
@@ -307,5 +315,52 @@ func TestDataDirKeepsTheClockOffset(t *testing.T) {
 	}
 	if ahead := time.Until(s.opts.Clock.Now()); ahead < 37*time.Hour {
 		t.Fatalf("the clock reads %v ahead of the wall", ahead)
+	}
+}
+
+// A SubscriptionConfirmation whose first attempt failed is retried after a
+// crash, with the token the subscription still waits for.
+func TestDataDirRetriesAPendingConfirmationAfterACrash(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	h := newHook(t, 0, false)
+	h.unsure = 1
+
+	s := startOn(t, dir)
+	c := snsAs(s, "AKIDTEST", "us-east-1")
+	topic, err := c.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("t")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Subscribe(ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("http"), Endpoint: aws.String(h.srv.URL + "/hook")}); err != nil {
+		t.Fatal(err)
+	}
+	first := <-h.tokens // answered 500
+	settled(t, s)
+	crashed := copyDir(t, dir)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = startOn(t, crashed)
+	defer s.Close()
+	advance(t, s, "20s") // HTTP's default policy: the next attempt 20 s later
+	var again string
+	select {
+	case again = <-h.tokens:
+	default:
+		t.Fatal("no SubscriptionConfirmation after the restart")
+	}
+	if again != first {
+		t.Fatalf("token %q after the restart, want %q", again, first)
+	}
+	c = snsAs(s, "AKIDTEST", "us-east-1")
+	out, err := c.ConfirmSubscription(ctx, &sns.ConfirmSubscriptionInput{TopicArn: topic.TopicArn, Token: &again})
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs, err := c.ListSubscriptionsByTopic(ctx, &sns.ListSubscriptionsByTopicInput{TopicArn: topic.TopicArn})
+	if err != nil || len(subs.Subscriptions) != 1 || aws.ToString(subs.Subscriptions[0].SubscriptionArn) != aws.ToString(out.SubscriptionArn) {
+		t.Fatalf("subscriptions %+v, %v", subs, err)
 	}
 }

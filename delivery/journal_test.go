@@ -181,3 +181,52 @@ func TestNoJournalNoJobIDs(t *testing.T) {
 		t.Fatalf("dumped %+v without a journal", got)
 	}
 }
+
+// checkingQueue is a dead-letter queue that notes whether the journal still
+// held the job when the message came.
+type checkingQueue struct {
+	mem        *memJournal
+	jobsAtSend int
+	sent       int
+}
+
+func (q *checkingQueue) Fifo() bool              { return false }
+func (q *checkingQueue) Policy() (string, error) { return "", nil }
+func (q *checkingQueue) Send(QueueMessage) error {
+	q.jobsAtSend = len(q.mem.live())
+	q.sent++
+	return nil
+}
+
+type oneQueue struct{ q Queue }
+
+func (o oneQueue) Queue(string) (Queue, error) { return o.q, nil }
+
+// A job given up is sent to its dead-letter queue before its end is
+// recorded: a crash between the two redelivers it, never loses it.
+func TestADeadLetteredJobEndsAfterItsDLQSend(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewManual(time.Unix(1700000000, 0))
+	mem := &memJournal{}
+	dlq := &checkingQueue{mem: mem}
+	d := New(Options{Clock: clk, Signer: &fakeSigner{}, Journal: mem, Queues: oneQueue{dlq}, Links: Links{
+		Base: func() string { return "http://localhost" }, CertFile: func() (string, error) { return "c.pem", nil },
+	}})
+	ep := &fakeEndpoint{isRemote: true}
+	d.endpoints["fake"] = ep
+	pol := retrypolicy.Default("http")
+	pol.Retry.NumRetries = 0 // one attempt, then the DLQ
+	topic := "arn:aws:sns:us-east-1:1:t"
+	err := d.Deliver(&Message{ID: "m", TopicArn: topic, Body: "x"},
+		Subscriber{Arn: topic + ":s", Protocol: "fake", Policy: &pol, DeadLetterArn: "arn:aws:sqs:us-east-1:1:dlq"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle(t, d)
+	if dlq.sent != 1 || dlq.jobsAtSend != 1 || len(mem.live()) != 0 {
+		t.Fatalf("%d sent to the DLQ, %d jobs journaled at the send (want 1), %d after", dlq.sent, dlq.jobsAtSend, len(mem.live()))
+	}
+	if r := d.Records(Query{}); len(r) != 1 || r[0].Status != StatusDeadLettered {
+		t.Fatalf("records %+v", r)
+	}
+}
