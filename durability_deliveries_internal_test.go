@@ -34,7 +34,7 @@ type hook struct {
 	messages []string // MessageId of each notification, in order
 }
 
-func newHook(t *testing.T, fails int, hold bool) *hook {
+func newHook(t testing.TB, fails int, hold bool) *hook {
 	h := &hook{tokens: make(chan string, 10), fails: fails, arrived: make(chan struct{}, 1)}
 	if hold {
 		h.hold = make(chan struct{})
