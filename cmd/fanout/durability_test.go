@@ -19,6 +19,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fanout/fanout/internal/sdktest"
 )
@@ -233,7 +235,8 @@ func inHolder(pid string, args ...string) *exec.Cmd {
 	return exec.Command("nsenter", append([]string{"-t", pid, "-m", "--"}, args...)...)
 }
 
-// A real full disk (a 1 MiB tmpfs): SNS writes answer 500 InternalError,
+// A real full disk (a 1 MiB tmpfs): SNS writes answer 500 InternalError
+// and SQS sends 500 InternalFailure,
 // reads work, writes work again once there is room, and what was
 // acknowledged is there at the next start. A start on the same dir made
 // read-only is refused in one line.
@@ -244,6 +247,11 @@ func TestRealFullAndReadOnlyDisk(t *testing.T) {
 	cmd, ep, log := startWithLog(t, "nsenter", nil, "-t", pid, "-m", "--", bin, "--addr", "127.0.0.1:0", "--data-dir", dir)
 	c := sns.NewFromConfig(sdktest.NoRetry(), func(o *sns.Options) { o.BaseEndpoint = aws.String(ep) })
 	if _, err := c.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("kept")}); err != nil {
+		t.Fatal(err)
+	}
+	q := sqs.NewFromConfig(sdktest.NoRetry(), func(o *sqs.Options) { o.BaseEndpoint = aws.String(ep) })
+	queue, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("work")})
+	if err != nil {
 		t.Fatal(err)
 	}
 	_ = inHolder(pid, "sh", "-c", `cat /dev/zero > "$0/fill"`, dir).Run() // fails once the disk is full
@@ -262,7 +270,13 @@ func TestRealFullAndReadOnlyDisk(t *testing.T) {
 	if got := countTopics(t, c); got != acked {
 		t.Fatalf("ListTopics on a full disk: %d topics, want the %d acknowledged", got, acked)
 	}
-	if line, ok := log.find("no space left on device", "answer 500 InternalError"); !ok {
+	if _, err := q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: queue.QueueUrl, MessageBody: aws.String(strings.Repeat("x", 10000))}); !sdktest.IsError(err, "InternalFailure", http.StatusInternalServerError) {
+		t.Errorf("SendMessage on a full disk: %v, want 500 InternalFailure", err)
+	}
+	if got, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: queue.QueueUrl, AttributeNames: []types.QueueAttributeName{"ApproximateNumberOfMessages"}}); err != nil || got.Attributes["ApproximateNumberOfMessages"] != "0" {
+		t.Errorf("GetQueueAttributes on a full disk: %v %v, want 0 messages", got, err)
+	}
+	if line, ok := log.find("no space left on device", "answer 500 (nothing unstored is acknowledged)"); !ok {
 		t.Errorf("no log line saying the disk is full: %q", log.lines)
 	} else {
 		t.Logf("%d topics acknowledged before the disk refused one; %s", acked, line)
@@ -290,7 +304,7 @@ func TestRealFullAndReadOnlyDisk(t *testing.T) {
 	var stderr strings.Builder
 	ro := inHolder(pid, bin, "--addr", "127.0.0.1:0", "--data-dir", dir)
 	ro.Stderr = &stderr
-	err := ro.Run()
+	err = ro.Run()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != exitError || strings.Count(stderr.String(), "\n") != 1 ||
 		!strings.Contains(stderr.String(), "data dir "+dir+" cannot be written") || !strings.Contains(stderr.String(), "read-only file system") {

@@ -398,7 +398,7 @@ func (l *Log) writeSync(buf []byte) error {
 func (l *Log) refusedWrite(err error) {
 	l.refused++
 	if l.refused == 1 {
-		l.opts.Logf("%v: the calls waiting on it, and later ones until the disk takes writes again, answer 500 InternalError; reads keep working", err)
+		l.opts.Logf("%v: the calls waiting on it, and later writes until the disk takes them again, answer 500 (nothing unstored is acknowledged); reads keep working", err)
 		l.refusedLog = time.Now()
 	} else if time.Since(l.refusedLog) >= refusedEvery {
 		l.opts.Logf("%v: still refusing writes (%d batches so far)", err, l.refused)

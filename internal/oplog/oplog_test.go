@@ -292,7 +292,7 @@ func TestFullDiskFailsTheBatchAndLaterOnesMaySucceed(t *testing.T) {
 	}
 	// One line when the disk refuses (not one per batch), one when it takes writes again.
 	if lines := logged.all(); len(lines) != 2 || !strings.Contains(lines[0], "no space left on device") ||
-		!strings.Contains(lines[0], "500 InternalError") || !strings.Contains(lines[1], "writes succeed again; the calls of 2 batches were refused") {
+		!strings.Contains(lines[0], "answer 500") || !strings.Contains(lines[1], "writes succeed again; the calls of 2 batches were refused") {
 		t.Errorf("log lines %q", lines)
 	}
 	if err := l.Close(); err != nil {

@@ -31,10 +31,10 @@
 // caller enqueues under its lock and waits after releasing it. In a relaxed
 // mode a store may return before the sync and say what a crash may lose.
 // A non-nil error means the batch may or may not be on disk and must not
-// be acknowledged to a client (the engines answer AWS's 500 InternalError);
-// a store that can no longer guarantee anything (a failed fsync) keeps
-// failing every later call rather than pretend. Since Enqueue follows the
-// change in memory, a failed Wait leaves memory ahead of the disk: the
+// be acknowledged to a client (the engines answer AWS's 500: InternalError
+// in SNS, InternalFailure in SQS); a store that can no longer guarantee
+// anything (a failed fsync) keeps failing every later call rather than
+// pretend. Since Enqueue follows the change in memory, a failed Wait leaves memory ahead of the disk: the
 // caller undoes the change (enqueueing nothing for the undo, as nothing of
 // it is to be kept) or refuses writes from then on, so that what clients
 // see does not differ from what a restart would bring back.
