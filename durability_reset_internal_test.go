@@ -8,8 +8,13 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/fanout/fanout/internal/sdktest"
 )
 
 // dirBytes is the size of the files in dir.
@@ -40,7 +45,8 @@ func postReset(t *testing.T, s *Server, query string) {
 	}
 }
 
-// POST /_fanout/reset?account= and POST /_fanout/reset reach the data dir:
+// POST /_fanout/reset?account= and POST /_fanout/reset reach the data dir
+// (topics, queues and messages):
 // after a restart nothing they deleted comes back, and a full reset gives
 // the disk space back at once.
 func TestResetClearsTheDataDir(t *testing.T) {
@@ -55,7 +61,28 @@ func TestResetClearsTheDataDir(t *testing.T) {
 	}
 	keys := map[string]string{"default": "AKIDTEST", "other": "111111111111"}
 	client := func(s *Server, who string) *sns.Client { return snsAs(s, keys[who], "us-east-1") }
-	count := func(c *sns.Client) int { return len(topicNames(t, c)) }
+	queues := func(s *Server, who string) *sqs.Client {
+		cfg := sdktest.Config()
+		cfg.Credentials = credentials.NewStaticCredentialsProvider(keys[who], "secret", "")
+		return sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(s.URL()) })
+	}
+	// count is the topics, queues and messages who sees.
+	count := func(s *Server, who string) (n int) {
+		n = len(topicNames(t, client(s, who)))
+		l, err := queues(s, who).ListQueues(ctx, &sqs.ListQueuesInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range l.QueueUrls {
+			a, err := queues(s, who).GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(u), AttributeNames: []sqstypes.QueueAttributeName{"ApproximateNumberOfMessages"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _ := strconv.Atoi(a.Attributes["ApproximateNumberOfMessages"])
+			n += 1 + m
+		}
+		return n
+	}
 
 	s := start()
 	tags := make([]snstypes.Tag, 20)
@@ -69,12 +96,24 @@ func TestResetClearsTheDataDir(t *testing.T) {
 			}
 		}
 	}
+	for _, who := range []string{"default", "other"} {
+		q, err := queues(s, who).CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("q-" + who)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 50 {
+			if _, err := queues(s, who).SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(strconv.Itoa(i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const each = 40 + 1 + 50 // topics, the queue, its messages
 	postReset(t, s, "?account=111111111111")
 	s.Close()
 
 	s = start()
-	if d, o := count(client(s, "default")), count(client(s, "other")); d != 40 || o != 0 {
-		t.Fatalf("after an account reset and a restart: %d topics in the default account, %d in the reset one; want 40 and 0", d, o)
+	if d, o := count(s, "default"), count(s, "other"); d != each || o != 0 {
+		t.Fatalf("after an account reset and a restart: %d topics, queues and messages in the default account, %d in the reset one; want %d and 0", d, o, each)
 	}
 	before := dirBytes(t, dir)
 	postReset(t, s, "")
@@ -87,7 +126,7 @@ func TestResetClearsTheDataDir(t *testing.T) {
 
 	s = start()
 	defer s.Close()
-	if d, o := count(client(s, "default")), count(client(s, "other")); d != 0 || o != 0 {
-		t.Fatalf("after a full reset and a restart: %d and %d topics, want none", d, o)
+	if d, o := count(s, "default"), count(s, "other"); d != 0 || o != 0 {
+		t.Fatalf("after a full reset and a restart: %d and %d topics, queues and messages, want none", d, o)
 	}
 }

@@ -112,7 +112,8 @@ func snsClient(ep string) *sns.Client {
 	return sns.NewFromConfig(sdktest.Config(), func(o *sns.Options) { o.BaseEndpoint = aws.String(ep) })
 }
 
-// A fanout started with FANOUT_DATA_DIR keeps its topics across a restart
+// A fanout started with FANOUT_DATA_DIR keeps its topics, queues and
+// messages across a restart
 // (the second start with --data-dir and relaxed durability), logs where its
 // data lives, and a second fanout on the same dir is refused while the
 // first runs.
@@ -131,13 +132,23 @@ func TestBinaryKeepsStateInDataDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	q := sqs.NewFromConfig(sdktest.Config(), func(o *sqs.Options) { o.BaseEndpoint = aws.String(ep) })
+	queue, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("kept")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"one", "two"} {
+		if _, err := q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: queue.QueueUrl, MessageBody: aws.String(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	stopBinary(t, cmd, log)
 	if line, ok := log.find("ERROR"); ok {
 		t.Errorf("an error on shutdown: %s", line)
 	}
 
 	cmd, ep, log = startWithLog(t, bin, nil, "--addr", "127.0.0.1:0", "--data-dir", dir, "--durability", "relaxed", "--sync-interval", "10ms")
-	if line, ok := log.find("data dir opened", "durability=relaxed", "topics=1 ", "took="); !ok {
+	if line, ok := log.find("data dir opened", "durability=relaxed", "topics=1 ", "queues=1 messages=2 ", "took="); !ok {
 		t.Errorf("no start-up line saying what was restored: %q", log.lines)
 	} else {
 		t.Log(line)
