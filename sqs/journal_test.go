@@ -583,3 +583,45 @@ func TestRestorerTakesAnyOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// SendDeferred queues at once and leaves the wait for the store to its
+// caller: a refused record answers InternalFailure and takes the send back.
+func TestSendDeferred(t *testing.T) {
+	t.Parallel()
+	j := newMemJournal()
+	e := New(Options{Clock: clock.NewManual(epoch), Journal: j})
+	t.Cleanup(e.Close)
+	a, b := mustQueue(t, e, "a", nil), mustQueue(t, e, "b", nil)
+	var waits []Waiter
+	for _, q := range []*Queue{a, b} {
+		_, w, err := q.SendDeferred(SendInput{Body: "fan"})
+		if err != nil || w == nil {
+			t.Fatalf("SendDeferred: %v %v", w, err)
+		}
+		waits = append(waits, w)
+	}
+	if err := waitAll(waits...); err != nil {
+		t.Fatal(err)
+	}
+	if st := j.state(); len(st.Messages) != 2 {
+		t.Errorf("stored %d messages, want 2", len(st.Messages))
+	}
+	j.mu.Lock()
+	j.fail = true
+	j.mu.Unlock()
+	_, w, err := a.SendDeferred(SendInput{Body: "lost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Wait(); !isKind(err, ErrInternal.Code) {
+		t.Errorf("Wait of a refused record: %v", err)
+	}
+	if p, _ := a.Peek(PeekOptions{}); len(p.Messages) != 1 {
+		t.Errorf("a refused deferred send left %d messages, want 1", len(p.Messages))
+	}
+	plain := New(Options{})
+	t.Cleanup(plain.Close)
+	if _, w, err := mustQueue(t, plain, "p", nil).SendDeferred(SendInput{Body: "x"}); err != nil || w != nil {
+		t.Errorf("without a journal: %v %v, want no Waiter", w, err)
+	}
+}

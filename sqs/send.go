@@ -37,31 +37,59 @@ type SendResult struct {
 // Send validates and enqueues one message.
 // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html
 func (q *Queue) Send(in SendInput) (SendResult, error) {
-	d, res, err := q.prepare(in)
+	res, w, err := q.SendDeferred(in)
 	if err != nil {
 		return SendResult{}, err
 	}
+	if w != nil {
+		if err := w.Wait(); err != nil {
+			return SendResult{}, err
+		}
+	}
+	return res, nil
+}
+
+// SendDeferred is Send whose wait for the store is the caller's: the
+// message is queued (and visible to receives) when it returns, and the
+// Waiter, nil without a Journal, returns nil once it is stored, or
+// InternalFailure after taking the send back as Send does. A caller that
+// sends one message to several queues (an SNS fan-out) starts every record
+// before it waits, so that they share one sync. Wait holds no queue lock.
+func (q *Queue) SendDeferred(in SendInput) (SendResult, Waiter, error) {
+	d, res, err := q.prepare(in)
+	if err != nil {
+		return SendResult{}, nil, err
+	}
 	if err := storeGuard.check(); err != nil {
-		return SendResult{}, err
+		return SendResult{}, nil, err
 	}
 	q.lock()
+	defer q.unlock()
 	if q.deleted {
-		q.unlock()
-		return SendResult{}, queueDoesNotExist()
+		return SendResult{}, nil, queueDoesNotExist()
 	}
 	s := q.admit(&d, in.DelaySeconds, q.engine.clock.Now(), &res)
 	if !q.journaling() {
-		q.unlock()
-		return res, nil
+		return res, nil, nil
 	}
-	list := [1]sent{s}
-	w := q.recordSends(list[:])
-	q.unlock()
-	if err := durable(w); err != nil {
-		q.undoSends(list[:])
-		return SendResult{}, err
+	sw := &sendWaiter{q: q, s: [1]sent{s}}
+	sw.w = q.recordSends(sw.s[:])
+	return res, sw, nil
+}
+
+// sendWaiter waits for a deferred send's record and undoes it on failure.
+type sendWaiter struct {
+	q *Queue
+	w Waiter
+	s [1]sent
+}
+
+func (sw *sendWaiter) Wait() error {
+	if err := durable(sw.w); err != nil {
+		sw.q.undoSends(sw.s[:])
+		return err
 	}
-	return res, nil
+	return nil
 }
 
 // admit stores a prepared message; on a FIFO queue it first deduplicates it
