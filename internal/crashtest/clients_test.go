@@ -40,6 +40,7 @@ type stats struct {
 	sends, receives, deletes, visChanges, publishes, resends atomic.Int64
 	carriedDeletes, carriedOK                                atomic.Int64 // with handles from before a restart
 	resumed                                                  atomic.Int64 // HTTP deliveries pending at a kill, done after it
+	replays                                                  atomic.Int64 // cut-off FIFO receives retried with their attempt id
 }
 
 // harness runs the clients and the checks of one crash loop.
@@ -360,24 +361,22 @@ func (w *workers) receiver(queue string, vis time.Duration, hold int) func(*rand
 	return func(rnd *rand.Rand) {
 		h := w.h
 		for w.ctx.Err() == nil {
+			var attempt *string
+			if queue == qFIFO {
+				attempt = aws.String(h.body("attempt"))
+			}
 			ctx, cancel := call(w.ctx)
-			out, err := h.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(h.urls[queue]), MaxNumberOfMessages: 10,
-				WaitTimeSeconds: 1, VisibilityTimeout: int32(vis / time.Second),
-				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll}})
+			got, err := h.receive(ctx, queue, vis, attempt)
 			cancel()
 			if err != nil {
 				if !w.failed("ReceiveMessage", err, false, nil) {
+					if attempt != nil {
+						h.l.lostReceive(*attempt)
+					}
 					return
 				}
 				continue
 			}
-			got := make([]received, len(out.Messages))
-			for i, m := range out.Messages {
-				n, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
-				got[i] = received{id: *m.MessageId, body: *m.Body, rh: *m.ReceiptHandle, count: n,
-					seq: m.Attributes["SequenceNumber"], group: m.Attributes["MessageGroupId"]}
-			}
-			h.st.receives.Add(int64(len(got)))
 			for _, hd := range h.l.receive(queue, got, vis) {
 				if hd == nil {
 					continue
@@ -392,6 +391,24 @@ func (w *workers) receiver(queue string, vis time.Duration, hold int) func(*rand
 			}
 		}
 	}
+}
+
+// receive calls ReceiveMessage (with a ReceiveRequestAttemptId on FIFO).
+func (h *harness) receive(ctx context.Context, queue string, vis time.Duration, attempt *string) ([]received, error) {
+	out, err := h.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(h.urls[queue]), MaxNumberOfMessages: 10,
+		WaitTimeSeconds: 1, VisibilityTimeout: int32(vis / time.Second), ReceiveRequestAttemptId: attempt,
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll}})
+	if err != nil {
+		return nil, err
+	}
+	got := make([]received, len(out.Messages))
+	for i, m := range out.Messages {
+		n, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
+		got[i] = received{id: *m.MessageId, body: *m.Body, rh: *m.ReceiptHandle, count: n,
+			seq: m.Attributes["SequenceNumber"], group: m.Attributes["MessageGroupId"]}
+	}
+	h.st.receives.Add(int64(len(got)))
+	return got, nil
 }
 
 // deleter deletes what it is handed, alone or in batches.

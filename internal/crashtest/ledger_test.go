@@ -26,10 +26,11 @@ const (
 	invClock       = "clock offset went back"
 	invTopology    = "queue, topic or subscription lost"
 	invPhantom     = "message nobody sent"
+	invReplay      = "ReceiveRequestAttemptId retry did not return the lost receive"
 )
 
 var invariants = []string{invLost, invResurrected, invFIFOOrder, invSeq, invRecvCount, invDedup,
-	invHTTP, invFanout, invHandle, invInflight, invBatch, invClock, invTopology, invPhantom}
+	invHTTP, invFanout, invHandle, invInflight, invBatch, invClock, invTopology, invPhantom, invReplay}
 
 // violations counts each broken invariant once per thing it broke for (a
 // lost message is one violation, not one per later check that misses it),
@@ -152,11 +153,16 @@ type ledger struct {
 	delBatches     [][]*msg      // DeleteMessageBatch calls not answered
 	pubs           []*pub
 	dupes          int // second copies in subscribed queues (allowed)
+
+	// lostAttempt is the ReceiveRequestAttemptId of a FIFO receive the
+	// kill cut off; visUnknown, messages whose visibility change it cut off.
+	lostAttempt string
+	visUnknown  map[*msg]bool
 }
 
 func newLedger(v *violations) *ledger {
 	return &ledger{v: v, msgs: map[string]*msg{}, byID: map[string]*msg{}, groups: map[string][]*msg{},
-		cursor: map[string]int{}, live: map[string]int{}, handles: map[*hnd]bool{}, fifoUnanswered: map[*msg]bool{}}
+		cursor: map[string]int{}, live: map[string]int{}, handles: map[*hnd]bool{}, fifoUnanswered: map[*msg]bool{}, visUnknown: map[*msg]bool{}}
 }
 
 func (l *ledger) violate(inv string, m *msg, format string, args ...any) {
@@ -465,11 +471,40 @@ func (l *ledger) changed(h *hnd, vis time.Duration) {
 	h.until, h.inflight = time.Now().Add(vis), true
 }
 
-// forget drops handles the clients stop tracking.
+// forget drops the handle of a visibility change the kill cut off.
 func (l *ledger) forget(h *hnd) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.handles, h)
+	l.visUnknown[h.m] = true
+}
+
+func (l *ledger) lostReceive(attempt string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lostAttempt = attempt
+}
+
+// takeLostReceive returns the attempt id of the FIFO receive cut off by
+// the last kill, if any, and the ids of the FIFO messages in flight that
+// only it can have taken (no client holds their handle, and no cut-off
+// visibility change touched them).
+func (l *ledger) takeLostReceive(peek []peeked) (string, map[string]bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	held := map[*msg]bool{}
+	for h := range l.handles {
+		held[h.m] = true
+	}
+	lost := map[string]bool{}
+	for _, p := range peek {
+		if m := l.msgs[qFIFO+"|"+p.Body]; p.State == "inflight" && m != nil && !held[m] && !l.visUnknown[m] {
+			lost[p.MessageID] = true
+		}
+	}
+	a := l.lostAttempt
+	l.lostAttempt, l.visUnknown = "", map[*msg]bool{}
+	return a, lost
 }
 
 func (l *ledger) heldHandles() []*hnd {
