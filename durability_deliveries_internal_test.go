@@ -364,3 +364,29 @@ func TestDataDirRetriesAPendingConfirmationAfterACrash(t *testing.T) {
 		t.Fatalf("subscriptions %+v, %v", subs, err)
 	}
 }
+
+// POST /_fanout/reset cancels pending retries, and a restart does not bring
+// them back.
+func TestDataDirResetForgetsPendingDeliveries(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	h := newHook(t, 100, false)
+	s := startOn(t, dir)
+	c, topic := subscribedTopic(t, s, h)
+	if _, err := c.Publish(ctx, &sns.PublishInput{TopicArn: &topic, Message: aws.String("hello")}); err != nil {
+		t.Fatal(err)
+	}
+	settled(t, s)
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = startOn(t, dir)
+	defer s.Close()
+	advance(t, s, "1h")
+	if n := len(h.got()); n != 1 || len(s.deliveries.Records(delivery.Query{})) != 0 || s.deliveries.Scheduled() != 0 {
+		t.Fatalf("after a reset and a restart: %d notifications, records %+v", n, s.deliveries.Records(delivery.Query{}))
+	}
+}

@@ -107,6 +107,11 @@ func (d *Dispatcher) save(j *job) Waiter {
 	sh := d.journal.shard(j.jid)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if d.stale(j) {
+		// Reset bumps the generation before it takes the shards' locks:
+		// a job of before it records nothing after its DeletePrefix.
+		return nil
+	}
 	if sh.live == nil {
 		sh.live = map[uint64]JobState{}
 	}
