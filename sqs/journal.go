@@ -20,7 +20,8 @@ import (
 //     stored; the undo is recorded, without waiting, so the store follows;
 //   - a new queue nothing has touched yet is removed again; a queue's
 //     attributes, tags and permissions are put back when nothing changed
-//     them since;
+//     them since; a move task that could not be stored as started is
+//     taken back;
 //   - receives, deletes, visibility changes, purges and queue deletions are
 //     kept. A receive answered 500 is, to its client, a receive whose reply
 //     was lost, which AWS produces too: its messages come back when their
@@ -89,7 +90,7 @@ type QueueState struct {
 	LastPurge           time.Time `json:",omitzero"`
 	SeqCeiling          uint64    // every message Seq and Order handed out is below it
 	SequenceCeiling     uint64    `json:",omitzero"` // FIFO: every SequenceNumber counter handed out is below it
-	DeadLetteredCounter int64     `json:",omitzero"` // messages moved to its DLQ (DeadLettered)
+	DeadLetteredCounter int64     `json:",omitzero"` // messages moved to its DLQ (DeadLettered), when the state was last written
 }
 
 // MessageRef names one message of one queue.

@@ -434,6 +434,10 @@ func TestRefusedChangesAnswer500(t *testing.T) {
 	t.Cleanup(e.Close)
 	std := mustQueue(t, e, "std", nil)
 	fifo := mustQueue(t, e, "f.fifo", map[string]string{AttrFifoQueue: "true"})
+	dlq := mustQueue(t, e, "dlq", nil)
+	if err := mustQueue(t, e, "src", nil).SetAttributes(redriveTo(dlq, 1)); err != nil {
+		t.Fatal(err)
+	}
 	refuse := func(on bool) { j.mu.Lock(); j.fail = on; j.mu.Unlock() }
 	internal := func(what string, err error) {
 		t.Helper()
@@ -450,6 +454,8 @@ func TestRefusedChangesAnswer500(t *testing.T) {
 	_, err = fifo.Send(SendInput{Body: "f", GroupID: "g", DeduplicationID: "d"})
 	internal("FIFO Send", err)
 	internal("TagQueue", std.Tag(map[string]string{"k": "v"}))
+	_, err = e.StartMoveTask(dlq.Arn(), "", nil)
+	internal("StartMessageMoveTask", err)
 	_, err = e.CreateQueue("new", nil, nil)
 	internal("CreateQueue", err)
 	refuse(false)
@@ -461,6 +467,9 @@ func TestRefusedChangesAnswer500(t *testing.T) {
 	}
 	if _, err := e.Queue("new"); err == nil {
 		t.Error("a refused CreateQueue left its queue")
+	}
+	if tasks, _ := e.ListMoveTasks(dlq.Arn(), nil); len(tasks) != 0 {
+		t.Errorf("a refused StartMessageMoveTask left %+v", tasks)
 	}
 	first := sendFifo(t, fifo, "g", "d", "f")
 	if p, _ := fifo.Peek(PeekOptions{}); len(p.Messages) != 1 || p.Messages[0].MessageID != first.MessageID {

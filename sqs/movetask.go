@@ -96,12 +96,12 @@ func (e *Engine) StartMoveTask(source, dest string, rate *int) (string, error) {
 	toMove := int64(src.visibleCount()) // before the task locks: no queue lock under them (doc.go)
 	ts := e.tasks()
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
 	for _, t := range ts.bySource[source] {
 		t.mu.Lock()
 		running := t.info.Status == TaskRunning
 		t.mu.Unlock()
 		if running {
+			ts.mu.Unlock()
 			return "", ErrInvalidParameterValue.New("There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
 		}
 	}
@@ -117,15 +117,20 @@ func (e *Engine) StartMoveTask(source, dest string, rate *int) (string, error) {
 	t.timer = e.clock.AfterFunc(time.Second, func() { e.moveTick(t) })
 	w := e.recordTask(t)
 	t.mu.Unlock()
+	ts.mu.Unlock()
 	if err := durable(w); err != nil {
-		// Taken back: as if it had never started.
+		// Taken back, as if it had never started (a store that refused
+		// its record holds nothing of it).
 		t.mu.Lock()
-		t.info.Status = TaskCancelled
+		t.info.Status = TaskCancelled // a tick already running stops here
 		t.timer.Stop()
 		t.mu.Unlock()
-		ts.bySource[source] = ts.bySource[source][1:]
+		ts.mu.Lock()
+		if l := ts.bySource[source]; len(l) > 0 && l[0] == t {
+			ts.bySource[source] = l[1:]
+		}
 		delete(ts.byHandle, t.handle)
-		e.record(Change{MoveTasks: []MoveTaskState{t.state()}})
+		ts.mu.Unlock()
 		return "", err
 	}
 	return t.handle, nil
