@@ -23,17 +23,15 @@ const (
 )
 
 // DeliveryJournal is the delivery.Journal of the dispatcher, writing to st.
-func DeliveryJournal(st persist.Store) delivery.Journal { return deliveryJournal{st} }
+func DeliveryJournal(st persist.Store) delivery.Journal {
+	return deliveryJournal{storeJournal{st: st}}
+}
 
-type deliveryJournal struct{ st persist.Store }
+type deliveryJournal struct{ storeJournal }
 
 // Record implements delivery.Journal: the Change is one batch.
 func (j deliveryJournal) Record(c delivery.Change) delivery.Waiter {
-	recs, err := deliveryRecords(c)
-	if err != nil {
-		return failed{err}
-	}
-	return j.st.Enqueue(recs)
+	return j.enqueue(deliveryRecords(c))
 }
 
 // jobKey is the key of a job of the topic topicArn.
@@ -77,15 +75,7 @@ func deliveryRecords(c delivery.Change) ([]persist.Record, error) {
 func EmitDeliveries(d *delivery.Dispatcher, emit func(key, value []byte) error) error {
 	return d.Dump(func(c delivery.Change) error {
 		recs, err := deliveryRecords(c)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			if err := emit(r.Key, r.Value); err != nil {
-				return err
-			}
-		}
-		return nil
+		return emitRecords(recs, err, emit)
 	})
 }
 

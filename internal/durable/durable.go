@@ -32,6 +32,8 @@ package durable
 import (
 	"errors"
 	"fmt"
+
+	"github.com/fanout/fanout/internal/persist"
 )
 
 // formatV1 leads every value this package writes.
@@ -42,4 +44,37 @@ var ErrFormat = errors.New("durable: unknown record format")
 
 func formatError(key []byte, why string) error {
 	return fmt.Errorf("%w: key %q: %s", ErrFormat, key, why)
+}
+
+// storeJournal is what the engines' journals share: the store and the
+// prefix of their namespace's keys.
+type storeJournal struct {
+	st     persist.Store
+	prefix string
+}
+
+// enqueue makes the records of one change one batch.
+func (j storeJournal) enqueue(recs []persist.Record, err error) persist.Pending {
+	if err != nil {
+		return failed{err}
+	}
+	return j.st.Enqueue(recs)
+}
+
+type failed struct{ err error }
+
+func (f failed) Wait() error { return f.err }
+
+// emitRecords is a Dump's callback for a Snapshotter: the puts of one
+// change (a Dump's changes hold nothing else), through emit.
+func emitRecords(recs []persist.Record, err error, emit func(key, value []byte) error) error {
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if err := emit(r.Key, r.Value); err != nil {
+			return err
+		}
+	}
+	return nil
 }

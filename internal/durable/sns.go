@@ -19,26 +19,13 @@ func snsPrefix(ns Namespace) string { return "sns/" + ns.Account + "/" + ns.Regi
 
 // SNSJournal is the sns.Journal of the engine of ns, writing to st.
 func SNSJournal(st persist.Store, ns Namespace) sns.Journal {
-	return snsJournal{st: st, prefix: snsPrefix(ns)}
+	return snsJournal{storeJournal{st: st, prefix: snsPrefix(ns)}}
 }
 
-type snsJournal struct {
-	st     persist.Store
-	prefix string
-}
+type snsJournal struct{ storeJournal }
 
 // Record implements sns.Journal: the Change is one batch.
-func (j snsJournal) Record(c sns.Change) sns.Waiter {
-	recs, err := snsRecords(j.prefix, c)
-	if err != nil {
-		return failed{err}
-	}
-	return j.st.Enqueue(recs)
-}
-
-type failed struct{ err error }
-
-func (f failed) Wait() error { return f.err }
+func (j snsJournal) Record(c sns.Change) sns.Waiter { return j.enqueue(snsRecords(j.prefix, c)) }
 
 func topicKey(prefix, name string) string { return prefix + "topic/" + name }
 
@@ -115,15 +102,7 @@ func EmitSNS(e *sns.Engine, ns Namespace, emit func(key, value []byte) error) er
 	prefix := snsPrefix(ns)
 	return e.Dump(func(c sns.Change) error {
 		recs, err := snsRecords(prefix, c)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			if err := emit(r.Key, r.Value); err != nil {
-				return err
-			}
-		}
-		return nil
+		return emitRecords(recs, err, emit)
 	})
 }
 

@@ -483,23 +483,7 @@ func TestConcurrentChangesDuringCompactions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	var compactions sync.WaitGroup
-	compactions.Add(1)
-	go func() {
-		defer compactions.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if err := a.log.Compact(); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	}()
+	stopCompacting := compactAgainAndAgain(t, a.log)
 	var mu sync.Mutex
 	ids := map[string]string{} // FIFO body -> MessageId
 	var wg sync.WaitGroup
@@ -538,8 +522,7 @@ func TestConcurrentChangesDuringCompactions(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stop)
-	compactions.Wait()
+	stopCompacting()
 	before := observe(t, a, nil)
 	b := boot(t, crash(t, a, 0), clk)
 	same(t, "after concurrent changes and compactions", observe(t, b, nil), before)

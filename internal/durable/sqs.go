@@ -54,22 +54,13 @@ func sqsPrefix(ns Namespace) string { return "sqs/" + ns.Account + "/" + ns.Regi
 
 // SQSJournal is the sqs.Journal of the engine of ns, writing to st.
 func SQSJournal(st persist.Store, ns Namespace) sqs.Journal {
-	return sqsJournal{st: st, prefix: sqsPrefix(ns)}
+	return sqsJournal{storeJournal{st: st, prefix: sqsPrefix(ns)}}
 }
 
-type sqsJournal struct {
-	st     persist.Store
-	prefix string
-}
+type sqsJournal struct{ storeJournal }
 
 // Record implements sqs.Journal: the Change is one batch.
-func (j sqsJournal) Record(c sqs.Change) sqs.Waiter {
-	recs, err := sqsRecords(j.prefix, c)
-	if err != nil {
-		return failed{err}
-	}
-	return j.st.Enqueue(recs)
-}
+func (j sqsJournal) Record(c sqs.Change) sqs.Waiter { return j.enqueue(sqsRecords(j.prefix, c)) }
 
 func queueKey(prefix, name string) string { return prefix + "queue/" + name }
 
@@ -285,15 +276,7 @@ func EmitSQS(e *sqs.Engine, ns Namespace, emit func(key, value []byte) error) er
 	prefix := sqsPrefix(ns)
 	return e.Dump(func(c sqs.Change) error {
 		recs, err := sqsRecords(prefix, c)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			if err := emit(r.Key, r.Value); err != nil {
-				return err
-			}
-		}
-		return nil
+		return emitRecords(recs, err, emit)
 	})
 }
 

@@ -93,23 +93,7 @@ func TestConcurrentSQSChangesDuringCompactions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	var compactions sync.WaitGroup
-	compactions.Add(1)
-	go func() {
-		defer compactions.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if err := a.log.Compact(); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	}()
+	stopCompacting := compactAgainAndAgain(t, a.log)
 	ctx := context.Background()
 	zero, ten, one := 0, 10, 1
 	var wg sync.WaitGroup
@@ -174,8 +158,7 @@ func TestConcurrentSQSChangesDuringCompactions(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stop)
-	compactions.Wait()
+	stopCompacting()
 	clk.Advance(2 * time.Second)
 	wantMsgs, wantAttrs := viewSQS(t, e)
 	b := bootSQS(t, crashSQS(t, a), clk)
@@ -203,4 +186,30 @@ func TestConcurrentSQSChangesDuringCompactions(t *testing.T) {
 func crashSQS(t *testing.T, n *sqsNode) string {
 	t.Helper()
 	return crash(t, &node{dir: n.log.Dir()}, 0)
+}
+
+// compactAgainAndAgain compacts log back to back until the returned
+// function is called, which returns once the last compaction ended.
+func compactAgainAndAgain(t *testing.T, log *oplog.Log) (stop func()) {
+	done := make(chan struct{})
+	var compactions sync.WaitGroup
+	compactions.Add(1)
+	go func() {
+		defer compactions.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if err := log.Compact(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		compactions.Wait()
+	}
 }
