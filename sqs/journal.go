@@ -4,6 +4,7 @@ import (
 	"maps"
 	"strconv"
 	"time"
+	"unsafe"
 )
 
 // Durability: an engine with a Journal (Options.Journal) reports every
@@ -46,6 +47,9 @@ import (
 type Journal interface {
 	// Record is called under the lock of the queue the change touches, in
 	// the order the changes are applied; it must not block on the disk.
+	// A message's MessageID, MD5OfBody and Body may be views of the
+	// queue's memory, valid until Record returns: a Journal copies what it
+	// keeps (encoding them does).
 	Record(Change) Waiter
 }
 
@@ -300,8 +304,19 @@ func (q *Queue) status(i uint32) MessageStatus {
 
 // message is record i as a MessageRecord (copies). Callers hold mu.
 func (q *Queue) message(i uint32) MessageRecord {
+	return q.messageOf(i, string(q.msgs.head(q.rec(i))))
+}
+
+// messageView is message with its id, MD5 and body viewing the queue's
+// memory: for a Change handed to Record, which copies what it keeps, not
+// for one that outlives the lock. Callers hold mu.
+func (q *Queue) messageView(i uint32) MessageRecord {
+	head := q.msgs.head(q.rec(i))
+	return q.messageOf(i, unsafe.String(unsafe.SliceData(head), len(head)))
+}
+
+func (q *Queue) messageOf(i uint32, head string) MessageRecord {
 	r := q.rec(i)
-	head := string(q.msgs.head(r))
 	m := MessageRecord{Queue: q.name, Seq: r.seq, MessageID: head[:36], MD5OfBody: head[36:bodyAt], Body: head[bodyAt:],
 		SentAt: r.sentAt, Status: q.status(i)}
 	if r.attrLen > 0 {
@@ -394,7 +409,7 @@ func (q *Queue) recordSends(list []sent) Waiter {
 	c := Change{Messages: make([]MessageRecord, 0, len(list))}
 	for _, s := range list {
 		if s.i != none {
-			c.Messages = append(c.Messages, q.message(s.i))
+			c.Messages = append(c.Messages, q.messageView(s.i))
 		}
 		if q.fifo != nil {
 			c.Dedup = append(c.Dedup, q.dedupState(s.key, s.dedup))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,7 +107,7 @@ func (j *memJournal) apply(c Change) {
 		j.queues[q.Name] = q
 	}
 	for _, m := range c.Messages {
-		m.Body = string([]byte(m.Body)) // the journal's copy
+		m.MessageID, m.MD5OfBody, m.Body = strings.Clone(m.MessageID), strings.Clone(m.MD5OfBody), strings.Clone(m.Body) // views until Record returns
 		j.msgs[MessageRef{m.Queue, m.Seq}] = m
 		delete(j.statuses, MessageRef{m.Queue, m.Seq})
 	}

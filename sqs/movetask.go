@@ -289,7 +289,7 @@ func (q *Queue) redriven(m *draft, from string) {
 	zero := 0
 	i := q.enqueue(&c, &zero, now)
 	if q.journaling() {
-		ch.Messages = []MessageRecord{q.message(i)}
+		ch.Messages = []MessageRecord{q.messageView(i)}
 		q.withCeiling(&ch)
 		q.engine.record(ch)
 	}

@@ -499,7 +499,7 @@ func (e *Engine) deadLetter(src *Queue, moves []draft) Waiter {
 		// (deliver records only a first receive).
 		target.handles[target.rec(i).seq] = i
 		if ch != nil {
-			ch.Messages = append(ch.Messages, target.message(i))
+			ch.Messages = append(ch.Messages, target.messageView(i))
 		}
 	}
 	if ch == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/fanout/fanout/clock"
 	"github.com/fanout/fanout/internal/durable"
 	"github.com/fanout/fanout/internal/oplog"
+	"github.com/fanout/fanout/internal/persist"
 	"github.com/fanout/fanout/sqs"
 )
 
@@ -211,5 +213,51 @@ func compactAgainAndAgain(t *testing.T, log *oplog.Log) (stop func()) {
 	return func() {
 		close(done)
 		compactions.Wait()
+	}
+}
+
+// nullStore takes every batch at once and keeps nothing: what the SQS
+// journal costs a send before the disk.
+type nullStore struct{}
+
+type done struct{}
+
+func (done) Wait() error                                   { return nil }
+func (nullStore) Enqueue([]persist.Record) persist.Pending { return done{} }
+func (nullStore) Commit([]persist.Record) error            { return nil }
+func (nullStore) Close() error                             { return nil }
+
+// BenchmarkSQSJournal: a send, a receive and a delete of a 1 KiB message,
+// in memory and with the journal encoding them for a store that takes them
+// at once.
+func BenchmarkSQSJournal(b *testing.B) {
+	body := strings.Repeat("x", 1024)
+	for _, journaled := range []bool{false, true} {
+		b.Run(map[bool]string{false: "memory", true: "journal"}[journaled], func(b *testing.B) {
+			o := sqs.Options{}
+			if journaled {
+				o.Journal = durable.SQSJournal(nullStore{}, ns)
+			}
+			e := sqs.New(o)
+			b.Cleanup(e.Close)
+			q, err := e.CreateQueue("bench", nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			zero, one := 0, 1
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := q.Send(sqs.SendInput{Body: body}); err != nil {
+					b.Fatal(err)
+				}
+				got, err := q.Receive(context.Background(), sqs.ReceiveInput{MaxNumberOfMessages: &one, WaitTimeSeconds: &zero})
+				if err != nil || len(got) != 1 {
+					b.Fatal(err)
+				}
+				if err := q.Delete(got[0].ReceiptHandle); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
