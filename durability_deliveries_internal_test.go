@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/sdktest"
@@ -388,5 +389,71 @@ func TestDataDirResetForgetsPendingDeliveries(t *testing.T) {
 	advance(t, s, "1h")
 	if n := len(h.got()); n != 1 || len(s.deliveries.Records(delivery.Query{})) != 0 || s.deliveries.Scheduled() != 0 {
 		t.Fatalf("after a reset and a restart: %d notifications, records %+v", n, s.deliveries.Records(delivery.Query{}))
+	}
+}
+
+// A delivery that fails its last attempt after a restart goes to its
+// dead-letter queue, and a crash after that keeps the DLQ's message and
+// brings no delivery back.
+func TestDataDirDeadLettersAfterARestart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	h := newHook(t, 100, false)
+	s := startOn(t, dir)
+	c, topic := subscribedTopic(t, s, h)
+	q := sqs.NewFromConfig(sdktest.Config(), func(o *sqs.Options) { o.BaseEndpoint = aws.String(s.URL()) })
+	dlq, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("dlq")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs, err := c.ListSubscriptionsByTopic(ctx, &sns.ListSubscriptionsByTopicInput{TopicArn: &topic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := subs.Subscriptions[0].SubscriptionArn
+	for name, v := range map[string]string{
+		"RedrivePolicy":  `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq"}`,
+		"DeliveryPolicy": `{"healthyRetryPolicy":{"minDelayTarget":5,"maxDelayTarget":5,"numRetries":1}}`,
+	} {
+		if _, err := c.SetSubscriptionAttributes(ctx, &sns.SetSubscriptionAttributesInput{SubscriptionArn: sub, AttributeName: aws.String(name), AttributeValue: aws.String(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := c.Publish(ctx, &sns.PublishInput{TopicArn: &topic, Message: aws.String("hello")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = startOn(t, dir)
+	advance(t, s, "5s") // the last attempt fails: to the DLQ
+	if r := onlyRecord(t, s); r.Status != delivery.StatusDeadLettered || r.AttemptCount != 2 || len(h.got()) != 2 {
+		t.Fatalf("record %+v after %d notifications", r, len(h.got()))
+	}
+	// The end of a delivery is not waited for; the crash comes once it is
+	// on disk (before that, the delivery would be made once more).
+	if err := s.store.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	crashed := copyDir(t, dir)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = startOn(t, crashed)
+	defer s.Close()
+	if s.deliveries.Scheduled() != 0 || len(s.deliveries.Records(delivery.Query{})) != 0 {
+		t.Fatalf("a dead-lettered delivery came back: %+v", s.deliveries.Records(delivery.Query{}))
+	}
+	q = sqs.NewFromConfig(sdktest.Config(), func(o *sqs.Options) { o.BaseEndpoint = aws.String(s.URL()) })
+	got, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: dlq.QueueUrl, MaxNumberOfMessages: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Messages) != 1 || !strings.Contains(aws.ToString(got.Messages[0].Body), aws.ToString(out.MessageId)) {
+		t.Fatalf("the DLQ holds %+v, want the notification", got.Messages)
 	}
 }
