@@ -307,6 +307,14 @@ type lookupQueue struct {
 
 func (q *lookupQueue) Deleted() bool { return q.deleted }
 
+// Send refuses a deleted queue's messages, as SQS's queues do.
+func (q *lookupQueue) Send(m QueueMessage) error {
+	if q.deleted {
+		return errors.New("the queue does not exist")
+	}
+	return q.fakeQueue.Send(m)
+}
+
 type countingQueues struct {
 	byArn   map[string]*lookupQueue
 	lookups int

@@ -104,7 +104,7 @@ func (d *Dispatcher) sendToQueue(arn string, t *Tally, m *Message, raw bool, bod
 	if d.opts.Queues == nil {
 		return errors.New("no SQS engine")
 	}
-	q, err := d.queueFor(arn, t, m.TopicArn)
+	q, remembered, err := d.queueFor(arn, t, m.TopicArn)
 	if err != nil {
 		return err
 	}
@@ -120,6 +120,25 @@ func (d *Dispatcher) sendToQueue(arn string, t *Tally, m *Message, raw bool, bod
 		qm.Attributes = rawAttributes(m.Attributes)
 		qm.BodyMD5 = m.md5Of(text)
 	}
+	err = sendAs(q, qm, m)
+	if err != nil && remembered && q.(deletableQueue).Deleted() {
+		// A deleted queue refuses the send, storing nothing: the queue
+		// t remembered is gone, so look it up anew (it may have been
+		// made again under its name).
+		t.queue.Store(nil)
+		if q, _, err = d.queueFor(arn, t, m.TopicArn); err != nil {
+			return err
+		}
+		err = sendAs(q, qm, m)
+	}
+	if err != nil {
+		return fmt.Errorf("queue %s: %v", arn, err)
+	}
+	return nil
+}
+
+// sendAs sends qm, m's payload, to q with the ids SNS passes on.
+func sendAs(q Queue, qm QueueMessage, m *Message) error {
 	switch {
 	case m.Fifo && q.Fifo():
 		// FIFO topic to FIFO queue: order and deduplication carry over.
@@ -128,53 +147,52 @@ func (d *Dispatcher) sendToQueue(arn string, t *Tally, m *Message, raw bool, bod
 		// A standard topic passes MessageGroupId on to standard (fair) queues.
 		qm.GroupID = m.GroupID
 	}
-	if err := q.Send(qm); err != nil {
-		return fmt.Errorf("queue %s: %v", arn, err)
-	}
-	return nil
+	return q.Send(qm)
 }
 
 // queueFor is the queue an ARN names, if its policy lets topicArn send
-// to it (with EnforcePolicies); t, when not nil, remembers it.
-func (d *Dispatcher) queueFor(arn string, t *Tally, topicArn string) (Queue, error) {
+// to it (with EnforcePolicies); t, when not nil, remembers it. It reports
+// whether the queue is one t remembered.
+func (d *Dispatcher) queueFor(arn string, t *Tally, topicArn string) (Queue, bool, error) {
 	if d.opts.Queues == nil {
-		return nil, errors.New("no SQS engine")
+		return nil, false, errors.New("no SQS engine")
 	}
-	q, err := d.queueOf(arn, t)
+	q, remembered, err := d.queueOf(arn, t)
 	if err != nil {
-		return nil, fmt.Errorf("queue %s: %v", arn, err)
+		return nil, false, fmt.Errorf("queue %s: %v", arn, err)
 	}
 	if d.opts.EnforcePolicies {
 		policy, err := q.Policy()
 		if err != nil {
-			return nil, fmt.Errorf("queue %s: %v", arn, err)
+			return nil, false, fmt.Errorf("queue %s: %v", arn, err)
 		}
 		if ok, why := d.policies.allows(policy, arn, topicArn); !ok {
-			return nil, fmt.Errorf("access to queue %s denied: %s", arn, why)
+			return nil, false, fmt.Errorf("access to queue %s denied: %s", arn, why)
 		}
 	}
-	return q, nil
+	return q, remembered, nil
 }
 
 // queueOf looks the queue of an ARN up, or finds it in t: with many queues
 // the lookup (the ARN cut apart, then a namespace's and an engine's maps)
-// touches cold memory on every delivery. A queue t remembers serves while
-// it is not deleted; one deleted, even if made again under its name, is
-// looked up anew.
-func (d *Dispatcher) queueOf(arn string, t *Tally) (Queue, error) {
+// touches cold memory on every delivery. A remembered queue serves until a
+// send to it fails because it was deleted (see sendToQueue), so that the
+// common send reads nothing more; with EnforcePolicies, whose check reads
+// the queue first, it is checked beforehand.
+func (d *Dispatcher) queueOf(arn string, t *Tally) (Queue, bool, error) {
 	if t != nil {
-		if r := t.queue.Load(); r != nil && r.owner == d && r.arn == arn && !r.q.Deleted() {
-			return r.q, nil
+		if r := t.queue.Load(); r != nil && r.owner == d && r.arn == arn && (!d.opts.EnforcePolicies || !r.q.Deleted()) {
+			return r.q, true, nil
 		}
 	}
 	q, err := d.opts.Queues.Queue(arn)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if dq, ok := q.(deletableQueue); ok && t != nil {
 		t.queue.Store(&resolvedQueue{owner: d, arn: arn, q: dq})
 	}
-	return q, nil
+	return q, false, nil
 }
 
 // deletableQueue is a Queue that tells when it was deleted, so that it can
@@ -195,7 +213,7 @@ type resolvedQueue struct {
 // sendControlToQueue puts a signed control message (the JSON an HTTP
 // endpoint receives) in a queue.
 func (d *Dispatcher) sendControlToQueue(arn string, c *Control) error {
-	q, err := d.queueFor(arn, nil, c.TopicArn)
+	q, _, err := d.queueFor(arn, nil, c.TopicArn)
 	if err != nil {
 		return err
 	}
