@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/fanout/fanout/awserr"
@@ -270,6 +271,7 @@ func (t *Topic) publishAll(ps []*prepared) ([]PublishResult, error) {
 		out[i] = r
 		if fresh {
 			waits = t.fanOut(p.msg, targets, waits)
+			targets.release()
 		}
 	}
 	if err := deliveriesDurable(waits); err != nil {
@@ -293,7 +295,7 @@ func deliveriesDurable(waits []delivery.Waiter) error {
 // reports false for a duplicate, which is not delivered. It returns the
 // subscriptions to deliver to. With waits non-nil (a FIFO topic with a
 // journal) the change is recorded and its Waiter appended.
-func (t *Topic) stamp(p *prepared, waits *[]Waiter) (PublishResult, []target, bool) {
+func (t *Topic) stamp(p *prepared, waits *[]Waiter) (PublishResult, *targetList, bool) {
 	e := t.engine
 	m := p.msg
 	m.ID = id.UUID()
@@ -329,20 +331,38 @@ func (t *Topic) stamp(p *prepared, waits *[]Waiter) (PublishResult, []target, bo
 			*waits = append(*waits, e.record(c))
 		}
 	}
-	targets := make([]target, 0, len(t.subs))
+	targets := targetLists.Get().(*targetList)
 	for _, s := range t.subs {
 		if !s.pending {
-			targets = append(targets, s.target())
+			targets.ts = append(targets.ts, s.target())
 		}
 	}
 	return PublishResult{MessageID: m.ID, SequenceNumber: m.SequenceNumber}, targets, true
 }
 
+// targetList is the subscriptions one publish delivers to. The lists are
+// recycled: one for ten subscriptions is a kilobyte, which every publish
+// would allocate.
+type targetList struct{ ts []target }
+
+var targetLists = sync.Pool{New: func() any { return &targetList{} }}
+
+// release returns the list once its message is delivered: nothing keeps a
+// target (Deliver takes the Subscriber by value).
+func (l *targetList) release() {
+	if cap(l.ts) > 256 {
+		return
+	}
+	clear(l.ts)
+	l.ts = l.ts[:0]
+	targetLists.Put(l)
+}
+
 // fanOut delivers a stamped message to the subscriptions stamp returned,
 // appending to waits what the publish waits for before it answers.
-func (t *Topic) fanOut(m *delivery.Message, targets []target, waits []delivery.Waiter) []delivery.Waiter {
+func (t *Topic) fanOut(m *delivery.Message, targets *targetList, waits []delivery.Waiter) []delivery.Waiter {
 	attrs := attributeMap(m.Attributes)
-	for _, tg := range targets {
+	for _, tg := range targets.ts {
 		if w := tg.deliver(t.engine, m, attrs); w != nil {
 			waits = append(waits, w)
 		}
@@ -357,7 +377,7 @@ func (t *Topic) fanOut(m *delivery.Message, targets []target, waits []delivery.W
 // answers InternalError. Callers hold t.publish.
 func (t *Topic) publishDurable(ps []*prepared) ([]PublishResult, error) {
 	out := make([]PublishResult, len(ps))
-	targets := make([][]target, len(ps))
+	targets := make([]*targetList, len(ps))
 	fresh := make([]bool, len(ps))
 	waits := make([]Waiter, 0, len(ps))
 	for i, p := range ps {
@@ -377,6 +397,7 @@ func (t *Topic) publishDurable(ps []*prepared) ([]PublishResult, error) {
 	for i, p := range ps {
 		if fresh[i] {
 			delivered = t.fanOut(p.msg, targets[i], delivered)
+			targets[i].release()
 		}
 	}
 	if err := deliveriesDurable(delivered); err != nil {
