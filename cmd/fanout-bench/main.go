@@ -113,6 +113,7 @@ type config struct {
 	window      int         // most published, unresolved messages in http-delivery
 	hanging     int         // http-delivery: subscriptions whose endpoints never answer
 	memory      int         // --memory: messages to pre-fill; 0 runs the scenarios
+	churn       int         // --churn: messages to pass through a queue on a data dir; 0 runs the scenarios
 	soak        soakOptions // --soak: its duration; 0 runs the scenarios
 	hello       bool        // internal: --serve-null runs the hello handler instead
 	// The scale scenarios' counts (scale.go, longpoll.go).
@@ -170,6 +171,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		window  = fs.Int("window", 256, "http-delivery: most messages published and not yet delivered (or given up)")
 		hanging = fs.Int("hanging", 0, "http-delivery: this many more http subscriptions of the topic whose endpoints never answer (dead endpoints next to the sink)")
 		memory  = fs.Int("memory", 0, "instead of scenarios: pre-fill this many --size messages into one queue of a fresh fanout and print its RSS (e.g. 1000000)")
+		churn   = fs.Int("churn", 0, "instead of scenarios: send, receive and delete this many --size messages through one queue of a fresh fanout with a --data-dir (--target fanout-strict, the default, or fanout-relaxed) and report the data dir's size, then restart on it (e.g. 10000000)")
 		soakD   = fs.Duration("soak", 0, "instead of scenarios: mixed SQS and SNS traffic for this long (e.g. 30m) with --clients (64 unless given), checking at-least-once, FIFO order and one receive per FIFO group; reports RSS, goroutines and 5xx over time")
 		soakS   = fs.Duration("soak-sample", 0, "--soak: how often to sample RSS and goroutines (default a 30th of --soak, at least 1s)")
 		soakDr  = fs.Duration("soak-drain", 2*time.Minute, "--soak: most time for consumers to drain after the traffic")
@@ -195,8 +197,9 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	clientsGiven, sizeGiven, sizesGiven := false, false, false
+	clientsGiven, sizeGiven, sizesGiven, targetGiven := false, false, false, false
 	fs.Visit(func(f *flag.Flag) {
+		targetGiven = targetGiven || f.Name == "target"
 		clientsGiven = clientsGiven || f.Name == "clients"
 		sizeGiven = sizeGiven || f.Name == "size"
 		sizesGiven = sizesGiven || f.Name == "body-sizes"
@@ -217,6 +220,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		window:    *window,
 		hanging:   *hanging,
 		memory:    *memory,
+		churn:     *churn,
 		fanoutBin: *bin,
 		baseBin:   *baseBin,
 		queues:    *nQueues, topics: *nTopics, polls: *nPolls, pollQueues: *pollQs, pollRate: *pollHz,
@@ -248,6 +252,9 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		cfg.targets = []string{"fanout", "fanout-strict", "fanout-relaxed"}
 	default:
 		cfg.targets = splitList(*tgt)
+	}
+	if cfg.churn > 0 && !targetGiven {
+		cfg.targets = []string{"fanout-strict"}
 	}
 	if cfg.rounds <= 0 {
 		cfg.rounds = 1
@@ -302,6 +309,10 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		return nil, errors.New("--memory must be 0..100000000")
 	case slices.Contains(cfg.targets, "fanout-base") && cfg.baseBin == "":
 		return nil, errors.New("--target fanout-base needs --base-bin")
+	case cfg.churn < 0 || cfg.churn > 1_000_000_000:
+		return nil, errors.New("--churn must be 0..1000000000")
+	case cfg.churn > 0 && !slices.Equal(cfg.targets, []string{"fanout-strict"}) && !slices.Equal(cfg.targets, []string{"fanout-relaxed"}):
+		return nil, errors.New("--churn needs --target fanout-strict or fanout-relaxed: it starts a fanout on a data dir of its own")
 	case cfg.memory > 0 && !slices.Equal(cfg.targets, []string{"fanout"}):
 		return nil, errors.New("--memory needs --target fanout: it reads the RSS of a fanout it starts")
 	case cfg.soak.duration < 0 || cfg.soak.duration > 24*time.Hour:
@@ -465,7 +476,7 @@ func run(ctx context.Context, cfg *config) error {
 	}
 
 	bin := cfg.fanoutBin
-	if bin == "" && (slices.ContainsFunc(cfg.targets, func(t string) bool { return strings.HasPrefix(t, "fanout") }) || cfg.memory > 0) {
+	if bin == "" && (slices.ContainsFunc(cfg.targets, func(t string) bool { return strings.HasPrefix(t, "fanout") }) || cfg.memory > 0 || cfg.churn > 0) {
 		dir, err := os.MkdirTemp("", "fanout-bench-")
 		if err != nil {
 			return err
@@ -479,6 +490,9 @@ func run(ctx context.Context, cfg *config) error {
 
 	if cfg.memory > 0 {
 		return runMemory(ctx, cfg, bin, report)
+	}
+	if cfg.churn > 0 {
+		return runChurn(ctx, cfg, bin, report)
 	}
 	if cfg.soak.duration > 0 {
 		return runSoakCommand(ctx, cfg, bin, report)
