@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -259,5 +260,85 @@ func BenchmarkSQSJournal(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A FIFO receive answered before a crash replays after it: retried with
+// its ReceiveRequestAttemptId it returns the same messages, as long as
+// they are still in flight and untouched.
+func TestReceiveAttemptsReplayAfterACrash(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewManual(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+	a := bootSQS(t, t.TempDir(), clk)
+	q, err := a.engine.CreateQueue("f.fifo", map[string]string{sqs.AttrFifoQueue: "true", sqs.AttrContentBasedDeduplication: "true"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 400 {
+		if _, err := q.Send(sqs.SendInput{Body: fmt.Sprint("early", i), GroupID: fmt.Sprint("e", i%40)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stopCompacting := compactAgainAndAgain(t, a.log)
+	stopSending := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stopSending:
+				return
+			default:
+			}
+			if _, err := q.Send(sqs.SendInput{Body: fmt.Sprint("m", i), GroupID: fmt.Sprint("g", i)}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	ten, zero, vis := 10, 0, 600
+	answered := map[string][]string{} // attempt -> message ids
+	for k := range 200 {
+		id := fmt.Sprint("attempt/", k)
+		got, err := q.Receive(context.Background(), sqs.ReceiveInput{MaxNumberOfMessages: &ten, WaitTimeSeconds: &zero,
+			VisibilityTimeout: &vis, AttemptID: id, SystemAttributeNames: []string{"All"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range got {
+			answered[id] = append(answered[id], m.MessageID)
+		}
+		if len(got) == 0 {
+			runtime.Gosched() // the sender's turn
+		}
+	}
+	dir := crashSQS(t, a) // while the sender still sends
+	close(stopSending)
+	wg.Wait()
+	stopCompacting()
+	b := bootSQS(t, dir, clk)
+	rq, err := b.engine.Queue("f.fifo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed := 0
+	for id, want := range answered {
+		got, err := rq.Receive(context.Background(), sqs.ReceiveInput{MaxNumberOfMessages: &ten, WaitTimeSeconds: &zero,
+			VisibilityTimeout: &vis, AttemptID: id, SystemAttributeNames: []string{"All"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, m := range got {
+			ids = append(ids, m.MessageID)
+		}
+		if !reflect.DeepEqual(ids, want) {
+			t.Errorf("retry of %s after the crash returned %v, want %v", id, ids, want)
+		}
+		replayed++
+	}
+	if replayed < 10 {
+		t.Errorf("only %d receives took messages: the test did not run", replayed)
 	}
 }
