@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/fanout/fanout/awserr"
 )
@@ -160,6 +161,7 @@ func (e *Engine) Restore(st State) error {
 // message replaces the one it came with; anything of a queue that has no
 // QueueState by then is dropped. It may be filled before the engine exists.
 type Restorer struct {
+	idMD5    [bodyAt]byte // scratch for Message
 	queues   map[string]*restoring
 	names    []DeletedName
 	tasks    []MoveTaskState
@@ -227,7 +229,10 @@ func (r *Restorer) Message(m MessageRecord) error {
 			delete(rq.bySeq, m.Seq)
 		}
 	}
-	d := draft{idMD5: m.MessageID + m.MD5OfBody, body: m.Body, sender: m.SenderID,
+	// The id and MD5 side by side, in a buffer put copies from at once.
+	copy(r.idMD5[:36], m.MessageID)
+	copy(r.idMD5[36:], m.MD5OfBody)
+	d := draft{idMD5: unsafe.String(&r.idMD5[0], bodyAt), body: m.Body, sender: m.SenderID,
 		ext: messageExt{traceHeader: m.AWSTraceHeader, dedupID: m.DeduplicationID, sequenceNum: m.SequenceNumber, dlqSource: m.DeadLetterSourceArn}}
 	if len(m.Attributes) > 0 {
 		md5 := m.MD5OfMessageAttributes
