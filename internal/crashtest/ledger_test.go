@@ -155,7 +155,10 @@ type ledger struct {
 	dupes          int // second copies in subscribed queues (allowed)
 
 	// lostAttempt is the ReceiveRequestAttemptId of a FIFO receive the
-	// kill cut off; visUnknown, messages whose visibility change it cut off.
+	// kill cut off; visUnknown, messages whose visibility change a kill cut
+	// off, which may be in flight for 90 s (three checkpoints' worth of
+	// clock) without any client holding their handle, until a receive
+	// returns them again.
 	lostAttempt string
 	visUnknown  map[*msg]bool
 }
@@ -350,6 +353,7 @@ func (l *ledger) receive(queue string, got []received, vis time.Duration) []*hnd
 		}
 		m.received, m.acked = true, true
 		l.setLive(m)
+		delete(l.visUnknown, m)
 		h := &hnd{m: m, rh: r.rh, cycle: l.cycle, until: now.Add(vis), inflight: true}
 		l.handles[h] = true
 		out[i] = h
@@ -503,7 +507,7 @@ func (l *ledger) takeLostReceive(peek []peeked) (string, map[string]bool) {
 		}
 	}
 	a := l.lostAttempt
-	l.lostAttempt, l.visUnknown = "", map[*msg]bool{}
+	l.lostAttempt = ""
 	return a, lost
 }
 
