@@ -210,10 +210,16 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 			h.st.replays.Add(1)
 			same := len(got) == len(lost)
 			for _, r := range got {
-				same = same && lost[r.id]
+				same = same && lost[r.id] != ""
 			}
 			if !same {
-				h.v.add(l.cycle, invReplay, attempt, "%d messages were in flight that only the cut-off receive can have taken; its retry returned %d, not those", len(lost), len(got))
+				var was []string
+				for _, s := range lost {
+					was = append(was, s)
+				}
+				sort.Strings(was)
+				h.v.add(l.cycle, invReplay, attempt, "%d messages were in flight that only the cut-off receive can have taken (%s); its retry returned %d, not those",
+					len(lost), strings.Join(was, ", "), len(got))
 			}
 		}
 		l.receive(qFIFO, got, visFIFO)

@@ -493,17 +493,17 @@ func (l *ledger) lostReceive(attempt string) {
 // the last kill, if any, and the ids of the FIFO messages in flight that
 // only it can have taken (no client holds their handle, and no cut-off
 // visibility change touched them).
-func (l *ledger) takeLostReceive(peek []peeked) (string, map[string]bool) {
+func (l *ledger) takeLostReceive(peek []peeked) (string, map[string]string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	held := map[*msg]bool{}
 	for h := range l.handles {
 		held[h.m] = true
 	}
-	lost := map[string]bool{}
+	lost := map[string]string{} // MessageId: what the ledger knows of it
 	for _, p := range peek {
 		if m := l.msgs[qFIFO+"|"+p.Body]; p.State == "inflight" && m != nil && !held[m] && !l.visUnknown[m] {
-			lost[p.MessageID] = true
+			lost[p.MessageID] = fmt.Sprintf("%s (receive count %d; the clients saw %d)", m.key, p.ReceiveCount, m.maxCount)
 		}
 	}
 	a := l.lostAttempt
