@@ -364,3 +364,46 @@ func TestTallyRemembersTheQueueUntilItIsDeleted(t *testing.T) {
 		t.Fatalf("%d lookups, %d sent; want 4 and 3", qs.lookups, len(again.sent))
 	}
 }
+
+// deferringQueue is a fakeQueue whose sends leave the wait for their
+// record to the caller, as SQS's do with a journal.
+type deferringQueue struct {
+	fakeQueue
+	waits   int
+	waitErr error
+}
+
+type countedWait struct{ q *deferringQueue }
+
+func (w countedWait) Wait() error { w.q.waits++; return w.q.waitErr }
+
+func (q *deferringQueue) SendDeferred(m QueueMessage) (Waiter, error) {
+	if err := q.fakeQueue.Send(m); err != nil {
+		return nil, err
+	}
+	return countedWait{q}, nil
+}
+
+func TestDeliveriesToQueuesLeaveTheirRecordsWaitToThePublish(t *testing.T) {
+	t.Parallel()
+	q := &deferringQueue{}
+	d := New(Options{Queues: oneQueue{q}, Clock: clock.NewManual(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))})
+	sub := Subscriber{Arn: subArn, Protocol: "sqs", Endpoint: queueArn, Raw: true}
+
+	w, err := d.DeliverJournaled(message(), sub)
+	if err != nil || w == nil {
+		t.Fatalf("DeliverJournaled = %v, %v; want a Waiter", w, err)
+	}
+	if len(q.sent) != 1 || q.waits != 0 {
+		t.Fatalf("sent %d, waited %d before the caller's Wait; want 1 and 0", len(q.sent), q.waits)
+	}
+	if err := w.Wait(); err != nil || q.waits != 1 {
+		t.Fatalf("Wait = %v after %d waits", err, q.waits)
+	}
+
+	// Deliver waits itself, and a record the store refused fails it.
+	q.waitErr = errors.New("disk full")
+	if err := d.Deliver(message(), sub); err == nil || q.waits != 2 {
+		t.Fatalf("Deliver with a refused record = %v after %d waits; want the store's error after 2", err, q.waits)
+	}
+}

@@ -258,7 +258,7 @@ func (d *Dispatcher) DeliverJournaled(m *Message, sub Subscriber) (Waiter, error
 		return nil, ErrNotSupported
 	}
 	if _, toQueue := ep.(sqsEndpoint); toQueue && sub.Policy == nil {
-		return nil, d.deliverToQueue(m, sub)
+		return d.deliverToQueue(m, sub)
 	}
 	return d.start(d.newJob(m, nil, sub, ep))
 }

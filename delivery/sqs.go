@@ -75,18 +75,22 @@ func (sqsEndpoint) attempt(d *Dispatcher, j *job) result {
 // queue's fault, never retried), so only a failure needs one, for its
 // record, its dead-letter queue and its log. A success is counted and
 // recorded in a few words.
-func (d *Dispatcher) deliverToQueue(m *Message, sub Subscriber) error {
+//
+// With a journal the send's record is not waited for here: its Waiter is
+// returned, so that a publish to several queues starts every record before
+// it waits once, outside every lock, and the records share one sync.
+func (d *Dispatcher) deliverToQueue(m *Message, sub Subscriber) (Waiter, error) {
 	gen, now := d.generation.Load(), d.clock.Now()
-	err := d.sendToQueue(sub.Endpoint, sub.Tally, m, sub.Raw, func() (string, error) { return d.payload(m, sub) })
+	w, err := d.sendToQueueDeferred(sub.Endpoint, sub.Tally, m, sub.Raw, func() (string, error) { return d.payload(m, sub) })
 	if err != nil {
 		_, err := d.start(d.newJob(m, nil, sub, attempted{result{err: err, client: true}}))
-		return err
+		return nil, err
 	}
 	if d.generation.Load() != gen {
-		return nil // reset meanwhile: record nothing, as a job would
+		return w, nil // reset meanwhile: record nothing, as a job would
 	}
 	d.records.delivered(d, gen, d.kept(m), d.stats.delivered(sub), now)
-	return nil
+	return w, nil
 }
 
 // attempted is the endpoint of a job whose first attempt was already made.
@@ -101,44 +105,61 @@ func (a attempted) attempt(*Dispatcher, *job) result { return a.res }
 // queues alike. body renders the payload once the queue is known to take it.
 // A subscription's Tally t remembers the queue (nil: look it up).
 func (d *Dispatcher) sendToQueue(arn string, t *Tally, m *Message, raw bool, body func() (string, error)) error {
+	w, err := d.sendToQueueDeferred(arn, t, m, raw, body)
+	if err == nil && w != nil {
+		err = w.Wait()
+	}
+	return err
+}
+
+// sendToQueueDeferred is sendToQueue that returns the Waiter of the send's
+// record (nil when nothing is recorded) instead of waiting for it.
+func (d *Dispatcher) sendToQueueDeferred(arn string, t *Tally, m *Message, raw bool, body func() (string, error)) (Waiter, error) {
 	if d.opts.Queues == nil {
-		return errors.New("no SQS engine")
+		return nil, errors.New("no SQS engine")
 	}
 	q, remembered, err := d.queueFor(arn, t, m.TopicArn)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	text, err := body()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	qm := QueueMessage{Body: text, SenderID: SenderID}
 	if raw {
 		if len(m.Attributes) > maxRawAttributes {
-			return fmt.Errorf("raw delivery of %d message attributes: SQS accepts at most %d", len(m.Attributes), maxRawAttributes)
+			return nil, fmt.Errorf("raw delivery of %d message attributes: SQS accepts at most %d", len(m.Attributes), maxRawAttributes)
 		}
 		qm.Attributes = rawAttributes(m.Attributes)
 		qm.BodyMD5 = m.md5Of(text)
 	}
-	err = sendAs(q, qm, m)
+	w, err := sendAs(q, qm, m)
 	if err != nil && remembered && q.(deletableQueue).Deleted() {
 		// A deleted queue refuses the send, storing nothing: the queue
 		// t remembered is gone, so look it up anew (it may have been
 		// made again under its name).
 		t.queue.Store(nil)
 		if q, _, err = d.queueFor(arn, t, m.TopicArn); err != nil {
-			return err
+			return nil, err
 		}
-		err = sendAs(q, qm, m)
+		w, err = sendAs(q, qm, m)
 	}
 	if err != nil {
-		return fmt.Errorf("queue %s: %v", arn, err)
+		return nil, fmt.Errorf("queue %s: %v", arn, err)
 	}
-	return nil
+	return w, nil
 }
 
-// sendAs sends qm, m's payload, to q with the ids SNS passes on.
-func sendAs(q Queue, qm QueueMessage, m *Message) error {
+// deferredQueue is a Queue whose send can leave the wait for its record to
+// the caller. Those of SQS can.
+type deferredQueue interface {
+	SendDeferred(QueueMessage) (Waiter, error)
+}
+
+// sendAs sends qm, m's payload, to q with the ids SNS passes on, returning
+// the Waiter of a deferred send.
+func sendAs(q Queue, qm QueueMessage, m *Message) (Waiter, error) {
 	switch {
 	case m.Fifo && q.Fifo():
 		// FIFO topic to FIFO queue: order and deduplication carry over.
@@ -147,7 +168,10 @@ func sendAs(q Queue, qm QueueMessage, m *Message) error {
 		// A standard topic passes MessageGroupId on to standard (fair) queues.
 		qm.GroupID = m.GroupID
 	}
-	return q.Send(qm)
+	if dq, ok := q.(deferredQueue); ok {
+		return dq.SendDeferred(qm)
+	}
+	return nil, q.Send(qm)
 }
 
 // queueFor is the queue an ARN names, if its policy lets topicArn send
@@ -281,16 +305,26 @@ func (s sqsQueue) Policy() (string, error) {
 }
 
 func (s sqsQueue) Send(m QueueMessage) error {
+	w, err := s.SendDeferred(m)
+	if err == nil && w != nil {
+		err = w.Wait()
+	}
+	return err
+}
+
+// SendDeferred queues m and returns the Waiter of its record, nil when the
+// engine keeps no journal; a failed Wait has taken the send back.
+func (s sqsQueue) SendDeferred(m QueueMessage) (Waiter, error) {
 	attrs := make([]sqs.MessageAttribute, len(m.Attributes))
 	for i, a := range m.Attributes {
 		attrs[i] = sqs.MessageAttribute{Name: a.Name, DataType: a.DataType, StringValue: a.StringValue, BinaryValue: a.BinaryValue}
 	}
-	_, err := s.q.Send(sqs.SendInput{
+	_, w, err := s.q.SendDeferred(sqs.SendInput{
 		Body: m.Body, Attributes: attrs, GroupID: m.GroupID,
 		DeduplicationID: m.DeduplicationID, SenderID: m.SenderID, BodyMD5: m.BodyMD5,
 	})
 	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "AWS.SimpleQueueService."))
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "AWS.SimpleQueueService."))
 	}
-	return nil
+	return w, nil
 }
