@@ -207,7 +207,7 @@ func New(opts Options) *Dispatcher {
 		opts.Backlog = DefaultBacklog
 	}
 	d.opts = opts
-	d.lanes = newLanes(opts.Workers, opts.SubscriptionWorkers, opts.Backlog, d.work)
+	d.lanes = newLanes(opts.Workers, opts.SubscriptionWorkers, opts.Backlog, d.work, &d.tracker)
 	return d
 }
 

@@ -41,6 +41,9 @@ type lanes struct {
 	backlog  int
 	slowTime time.Duration
 	run      func(*job) (failed bool)
+	// track holds Settle until a run's counts are given back, not only
+	// until its job ends, so that Settle leaves no delivery counted.
+	track *tracker
 }
 
 // lane is one subscription's deliveries.
@@ -79,10 +82,10 @@ type run struct {
 	over   bool
 }
 
-func newLanes(workers, perLane, backlog int, exec func(*job) bool) *lanes {
+func newLanes(workers, perLane, backlog int, exec func(*job) bool, track *tracker) *lanes {
 	return &lanes{
 		byArn: map[string]*lane{}, maxFast: workers, maxSlow: workers * slowBudget,
-		perLane: perLane, backlog: backlog, slowTime: slowAfter, run: exec,
+		perLane: perLane, backlog: backlog, slowTime: slowAfter, run: exec, track: track,
 	}
 }
 
@@ -227,6 +230,8 @@ func (l *lanes) work(r *run) {
 			rr := r
 			timer = time.AfterFunc(l.slowTime, func() { l.slowed(rr) })
 		}
+		epoch := j.epoch // queued jobs are tracked
+		l.track.hold(epoch)
 		began := time.Now()
 		failed := l.run(j) // j may belong to a timer once this returns: touch it no more
 		took := time.Since(began)
@@ -248,6 +253,7 @@ func (l *lanes) work(r *run) {
 			r, runs = runs[0], runs[1:]
 		}
 		l.mu.Unlock()
+		l.track.release(epoch, true)
 		l.start(runs)
 	}
 }

@@ -31,6 +31,15 @@ func (t *tracker) begin(j *job) {
 	t.mu.Unlock()
 }
 
+// hold counts one more piece of work in epoch, which must still have a job
+// counted (the caller's): Settle then also waits for what the caller does
+// after that job stops counting. Undone by release(epoch, true).
+func (t *tracker) hold(epoch uint64) {
+	t.mu.Lock()
+	t.active[epoch]++
+	t.mu.Unlock()
+}
+
 // end stops counting j, if it was counted.
 func (t *tracker) end(j *job) {
 	tracked := j.tracked
