@@ -15,7 +15,7 @@ type durabilityConfig struct {
 }
 
 func (c *durabilityConfig) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.dataDir, "data-dir", "", "DIR: keep state in DIR and restore it at the next start (default: memory only)")
+	fs.StringVar(&c.dataDir, "data-dir", "", "keep state in `DIR` and restore it at the next start (default: memory only)")
 	fs.StringVar(&c.mode, "durability", "strict", "with --data-dir: strict (a 2xx reply means the change is on disk) or relaxed (fsync every --sync-interval; a crash may lose that window)")
 	fs.DurationVar(&c.interval, "sync-interval", 100*time.Millisecond, "with --durability relaxed: the longest an acknowledged change waits for its fsync")
 }
