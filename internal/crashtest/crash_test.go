@@ -48,6 +48,7 @@ func TestKillNineKeepsEveryAcknowledgedCall(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(seed, 0))
 	done := 0
 	var maxRecovery time.Duration
+	var slowest string
 	tornTails := 0
 	for cycle := range cycles {
 		if budget > 0 && cycle > 0 && time.Since(start) > budget*2/3 {
@@ -61,8 +62,11 @@ func TestKillNineKeepsEveryAcknowledgedCall(t *testing.T) {
 		if p, err = startFanout(bin, dir, port); err != nil {
 			t.Fatalf("restart after cycle %d: %v", cycle, err)
 		}
-		took, torn := p.recovered()
-		maxRecovery, tornTails = max(maxRecovery, took), tornTails+torn
+		took, line, torn := p.recovered()
+		if took >= maxRecovery {
+			maxRecovery, slowest = took, line
+		}
+		tornTails += torn
 		h.checkpoint(t, p)
 		done++
 	}
@@ -79,7 +83,7 @@ func TestKillNineKeepsEveryAcknowledgedCall(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("%d crash cycles and a clean restart in %s; acknowledged: %s", done, time.Since(start).Round(time.Second), h.summary())
-	t.Logf("recovery: at most %s per restart; %d torn tails dropped; data dir %d bytes at the end", maxRecovery, tornTails, dirBytes(dir))
+	t.Logf("recovery: at most %s per restart; %d torn tails dropped; data dir %d bytes at the end; the slowest start said:\n%s", maxRecovery, tornTails, dirBytes(dir), slowest)
 	t.Logf("violations by invariant:\n%s", h.v.report())
 	if n := h.v.total(); n > 0 {
 		t.Errorf("%d invariant violations over %d crash cycles (seed %d); see above", n, done, seed)

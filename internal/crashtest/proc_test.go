@@ -78,6 +78,7 @@ type proc struct {
 	done chan struct{}
 
 	recovery time.Duration // the "data dir opened" line's took=
+	opened   string        // that line
 	torn     int           // recovery lines saying a torn tail was dropped
 }
 
@@ -117,6 +118,7 @@ func startFanout(bin, dir string, port int) (*proc, error) {
 			p.log = append(p.log, line)
 			if m := tookRE.FindStringSubmatch(line); m != nil {
 				p.recovery, _ = time.ParseDuration(m[1])
+				p.opened = line
 			}
 			if strings.Contains(line, "torn tail") {
 				p.torn++
@@ -241,11 +243,12 @@ func (p *proc) advance(ctx context.Context, d time.Duration) error {
 	return p.admin(ctx, "/_fanout/clock", map[string]string{"advance": d.String()}, nil)
 }
 
-// recovered reports the recovery time and torn tails of this start.
-func (p *proc) recovered() (time.Duration, int) {
+// recovered reports the recovery time, its log line and the torn tails of
+// this start.
+func (p *proc) recovered() (time.Duration, string, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.recovery, p.torn
+	return p.recovery, p.opened, p.torn
 }
 
 // dirBytes is the size of the files under dir.
