@@ -2,8 +2,10 @@ package crashtest
 
 import (
 	"context"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -205,25 +207,26 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 	l.checkCopies(peek)
 	// A FIFO receive the kill cut off, retried with its attempt id: if it
 	// took messages, the retry returns those (their handles are then used).
-	if attempt, lost := l.takeLostReceive(peek); attempt != "" {
+	if attempt, lost, maybe := l.takeLostReceive(peek); attempt != "" {
 		got, err := h.receive(ctx, qFIFO, visFIFO, aws.String(attempt))
 		if err != nil {
 			t.Fatalf("cycle %d: retrying a receive: %v\n%s", l.cycle, err, p.tail())
 		}
 		if len(lost) > 0 {
 			h.st.replays.Add(1)
-			same := len(got) == len(lost)
+			// It must return every one of those, and nothing but those and
+			// the ones it may have taken.
+			missing, extra := maps.Clone(lost), []string{}
 			for _, r := range got {
-				same = same && lost[r.id] != ""
-			}
-			if !same {
-				var was []string
-				for _, s := range lost {
-					was = append(was, s)
+				delete(missing, r.id)
+				if lost[r.id] == "" && maybe[r.id] == "" {
+					extra = append(extra, r.body)
 				}
-				sort.Strings(was)
-				h.v.add(l.cycle, invReplay, attempt, "%d messages were in flight that only the cut-off receive can have taken (%s); its retry returned %d, not those",
-					len(lost), strings.Join(was, ", "), len(got))
+			}
+			if len(missing) > 0 || len(extra) > 0 {
+				was := slices.Sorted(maps.Values(lost))
+				h.v.add(l.cycle, invReplay, attempt, "%d messages were in flight that only the cut-off receive can have taken (%s); its retry returned %d, missing %d of them, and %v",
+					len(lost), strings.Join(was, ", "), len(got), len(missing), extra)
 			}
 		}
 		l.receive(qFIFO, got, visFIFO)

@@ -490,25 +490,33 @@ func (l *ledger) lostReceive(attempt string) {
 }
 
 // takeLostReceive returns the attempt id of the FIFO receive cut off by
-// the last kill, if any, and the ids of the FIFO messages in flight that
-// only it can have taken (no client holds their handle, and no cut-off
+// the last kill, if any; the FIFO messages in flight that only it can have
+// taken (no client holds their handle, and no cut-off visibility change
+// touched them); and those it may have taken (in flight, and a cut-off
 // visibility change touched them).
-func (l *ledger) takeLostReceive(peek []peeked) (string, map[string]string) {
+func (l *ledger) takeLostReceive(peek []peeked) (attempt string, lost, maybe map[string]string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	held := map[*msg]bool{}
 	for h := range l.handles {
 		held[h.m] = true
 	}
-	lost := map[string]string{} // MessageId: what the ledger knows of it
+	lost, maybe = map[string]string{}, map[string]string{} // MessageId: what the ledger knows of it
 	for _, p := range peek {
-		if m := l.msgs[qFIFO+"|"+p.Body]; p.State == "inflight" && m != nil && !held[m] && !l.visUnknown[m] {
-			lost[p.MessageID] = fmt.Sprintf("%s (receive count %d; the clients saw %d)", m.key, p.ReceiveCount, m.maxCount)
+		m := l.msgs[qFIFO+"|"+p.Body]
+		if p.State != "inflight" || m == nil || held[m] {
+			continue
+		}
+		what := fmt.Sprintf("%s (receive count %d; the clients saw %d)", m.key, p.ReceiveCount, m.maxCount)
+		if l.visUnknown[m] {
+			maybe[p.MessageID] = what
+		} else {
+			lost[p.MessageID] = what
 		}
 	}
-	a := l.lostAttempt
+	attempt = l.lostAttempt
 	l.lostAttempt = ""
-	return a, lost
+	return attempt, lost, maybe
 }
 
 func (l *ledger) heldHandles() []*hnd {
