@@ -313,10 +313,12 @@ func TestReceiveAttemptsReplayAfterACrash(t *testing.T) {
 			runtime.Gosched() // the sender's turn
 		}
 	}
+	// The copy is a crash image only if no file is renamed or removed
+	// while it is taken, so compactions stop first; sends go on.
+	stopCompacting()
 	dir := crashSQS(t, a) // while the sender still sends
 	close(stopSending)
 	wg.Wait()
-	stopCompacting()
 	b := bootSQS(t, dir, clk)
 	rq, err := b.engine.Queue("f.fifo")
 	if err != nil {
