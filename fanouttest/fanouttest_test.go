@@ -426,3 +426,48 @@ func TestAnotherAccountAndRegion(t *testing.T) {
 		t.Errorf("QueueArn %s", arn)
 	}
 }
+
+// A test of a restart: the second server opens the first one's data dir
+// and starts its manual clock where the first one's stood, so that
+// visibility timeouts run on from there.
+func TestRestartOnADataDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	onDisk := fanouttest.WithOptions(func(o *fanout.Options) { o.DataDir = dir })
+	start := time.Date(2030, 5, 1, 12, 0, 0, 0, time.UTC)
+	first := fanouttest.Start(t, onDisk, fanouttest.WithStartTime(start))
+	q := first.SQSClient()
+	url := must(q.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String("jobs"),
+		Attributes: map[string]string{"VisibilityTimeout": "30"}})).QueueUrl
+	must(q.SendMessage(ctx, &awssqs.SendMessageInput{QueueUrl: url, MessageBody: aws.String("job")}))
+	got := must(q.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url}))
+	if len(got.Messages) != 1 {
+		t.Fatal("not received")
+	}
+	handle := got.Messages[0].ReceiptHandle
+	first.Advance(10 * time.Second)
+	stopped := first.Now()
+	first.Close()
+
+	second := fanouttest.Start(t, onDisk, fanouttest.WithStartTime(stopped))
+	msgs := second.Peek("jobs", sqs.MessageInflight)
+	if len(msgs) != 1 || msgs[0].Body != "job" || msgs[0].ReceiveCount != 1 || !msgs[0].StateEnds.Equal(start.Add(30*time.Second)) {
+		t.Fatalf("in flight after the restart, until 30 s after the receive: %+v", msgs)
+	}
+	// The handle of before the restart still names the receive: it moves
+	// the message's visibility on the restored clock.
+	sq := second.SQSClient()
+	url = must(sq.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String("jobs")})).QueueUrl
+	if _, err := sq.ChangeMessageVisibility(ctx, &awssqs.ChangeMessageVisibilityInput{
+		QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 40}); err != nil {
+		t.Fatalf("handle of before the restart: %v", err)
+	}
+	second.Advance(39 * time.Second)
+	if msgs := second.Peek("jobs", sqs.MessageInflight); len(msgs) != 1 {
+		t.Fatalf("in flight 39 s after the change: %+v", msgs)
+	}
+	second.Advance(time.Second)
+	if msgs := second.Peek("jobs", sqs.MessageVisible); len(msgs) != 1 {
+		t.Fatalf("visible 40 s after the change: %+v", msgs)
+	}
+}
