@@ -308,6 +308,7 @@ func (r *Restorer) Status(s MessageStatus) {
 		i, ok = rq.find(s.Seq)
 	}
 	if !ok {
+		s.Queue = "" // rq is its queue; the name may view a store's buffer, kept by nothing
 		rq.statuses = append(rq.statuses, s)
 		return
 	}
@@ -317,6 +318,7 @@ func (r *Restorer) Status(s MessageStatus) {
 // Dedup restores a FIFO queue's deduplication id.
 func (r *Restorer) Dedup(d DedupState) {
 	rq := r.queue(d.Queue)
+	d.Queue = "" // as in Status
 	rq.dedup = append(rq.dedup, d)
 }
 

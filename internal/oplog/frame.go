@@ -1,7 +1,6 @@
 package oplog
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -60,15 +59,12 @@ func header(magic [8]byte) []byte {
 // newest log segment may be in that state (a crash while it was created).
 var errShortHeader = errors.New("header cut short")
 
-// checkHeader reads and checks a file's header.
-func checkHeader(r io.Reader, magic [8]byte, name string) error {
-	h := make([]byte, headerSize)
-	if n, err := io.ReadFull(r, h); err != nil {
-		if n < headerSize && (err == io.EOF || err == io.ErrUnexpectedEOF) {
-			return errShortHeader
-		}
-		return err
+// checkHeader checks the header at the start of a file's bytes.
+func checkHeader(b []byte, magic [8]byte, name string) error {
+	if len(b) < headerSize {
+		return errShortHeader
 	}
+	h := b[:headerSize]
 	if [8]byte(h[:8]) != magic {
 		return fmt.Errorf("%s is not a fanout data file (bad magic %q)", name, h[:8])
 	}
@@ -142,49 +138,35 @@ type tornError struct {
 
 func (e *tornError) Error() string { return fmt.Sprintf("torn at byte %d: %s", e.Offset, e.Reason) }
 
-// frameReader reads frames from a file positioned after its header.
-type frameReader struct {
-	r   *bufio.Reader
-	off int64 // file offset of the next frame
-	buf []byte
+// frameScanner reads the frames of a file's bytes (mapped, see mapped),
+// from the end of its header. Payloads are views of those bytes.
+type frameScanner struct {
+	data []byte
+	off  int64 // offset of the next frame
 }
 
-func newFrameReader(r io.Reader, off int64) *frameReader {
-	return &frameReader{r: bufio.NewReaderSize(r, 1<<20), off: off}
-}
-
-// next returns the next frame's payload (valid until the next call),
-// io.EOF at a clean end, or a *tornError.
-func (fr *frameReader) next() ([]byte, error) {
-	var h [frameHeaderSize]byte
-	n, err := io.ReadFull(fr.r, h[:])
-	if err == io.EOF {
+// next returns the next frame's payload, io.EOF at a clean end, or a
+// *tornError.
+func (fs *frameScanner) next() ([]byte, error) {
+	rest := fs.data[fs.off:]
+	if len(rest) == 0 {
 		return nil, io.EOF
 	}
-	if err == io.ErrUnexpectedEOF {
-		return nil, &tornError{fr.off, fmt.Sprintf("frame header cut short after %d of %d bytes", n, frameHeaderSize)}
+	if len(rest) < frameHeaderSize {
+		return nil, &tornError{fs.off, fmt.Sprintf("frame header cut short after %d of %d bytes", len(rest), frameHeaderSize)}
 	}
-	if err != nil {
-		return nil, err
-	}
-	size := binary.LittleEndian.Uint32(h[:4])
+	size := binary.LittleEndian.Uint32(rest)
 	if size == 0 || size > maxFrame {
-		return nil, &tornError{fr.off, fmt.Sprintf("frame length %d out of range", size)}
+		return nil, &tornError{fs.off, fmt.Sprintf("frame length %d out of range", size)}
 	}
-	if cap(fr.buf) < int(size) {
-		fr.buf = make([]byte, size)
+	if n := len(rest) - frameHeaderSize; int64(size) > int64(n) {
+		return nil, &tornError{fs.off, fmt.Sprintf("frame of %d bytes cut short after %d", size, n)}
 	}
-	p := fr.buf[:size]
-	if n, err := io.ReadFull(fr.r, p); err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, &tornError{fr.off, fmt.Sprintf("frame of %d bytes cut short after %d", size, n)}
-		}
-		return nil, err
+	p := rest[frameHeaderSize : frameHeaderSize+int(size) : frameHeaderSize+int(size)]
+	if crc32.Checksum(p, castagnoli) != binary.LittleEndian.Uint32(rest[4:]) {
+		return nil, &tornError{fs.off, "frame checksum mismatch"}
 	}
-	if crc32.Checksum(p, castagnoli) != binary.LittleEndian.Uint32(h[4:]) {
-		return nil, &tornError{fr.off, "frame checksum mismatch"}
-	}
-	fr.off += frameHeaderSize + int64(size)
+	fs.off += frameHeaderSize + int64(size)
 	return p, nil
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/fanout/fanout/internal/persist"
 )
 
-// FuzzFrameReader feeds arbitrary bytes to the frame reader and the batch
+// FuzzFrameReader feeds arbitrary bytes to the frame scanner and the batch
 // decoder, as recovery would after a crash or disk damage: they must never
 // panic or allocate past maxFrame, must stop with a clean EOF or a
 // *tornError, and every batch they accept must be exactly what appendBatch
@@ -43,7 +43,7 @@ func FuzzFrameReader(f *testing.F) {
 				}
 			}
 		}
-		fr := newFrameReader(bytes.NewReader(data), 0)
+		fr := &frameScanner{data: data}
 		var recs []persist.Record
 		var accepted int64
 		for {

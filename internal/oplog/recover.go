@@ -59,90 +59,108 @@ func (r Recovery) String() string {
 }
 
 // liveSet is the state the log segments replayed since the snapshot leave:
-// each key they wrote with its latest value, in the order of its last
-// write, and what they deleted (tombstones, and prefixes), which is what
-// decides which of the snapshot's keys still stand.
+// each key they wrote with where its latest value lies, in the order of its
+// last write, and what they deleted (tombstones, and prefixes), which is
+// what decides which of the snapshot's keys still stand. It holds no value
+// and copies no key: both are views of the mapped segments, read again
+// when they are handed over, so replaying a log costs an index of it, not
+// a copy of everything it ever held.
 type liveSet struct {
-	idx      map[string]int // key -> index in ents, or -1 for a deleted key
+	files    []*mapped        // the segments, in order; ents index them
+	idx      map[string]int32 // key (a view of its segment) -> index in ents, or tombstone
 	ents     []liveEntry
 	prefixes []string // deleted by OpDeletePrefix
-	// expect is the bytes the segments hold; with the first batch's bytes
-	// per record it sizes idx and ents once instead of growing them through
-	// a million keys (which was most of a recovery's time).
-	expect int64
-	sized  bool
+	// expect is the bytes the segments hold; once sizeSample bytes of
+	// them are read, their records per byte size idx and ents for all of
+	// them, instead of growing them (and rehashing keys) through a million.
+	expect               int64
+	sampleBytes, sampled int64
+	sized                bool
 }
 
+// liveEntry is where a key's latest value lies. It holds no pointer, so
+// the collector does not scan a million of them while the Loader runs.
 type liveEntry struct {
-	kv   []byte // key then value, one allocation handed to the Loader
-	klen int
+	key, value int64 // offsets in the file
+	file       int32 // index in files; -1: written again or deleted since
+	klen, vlen uint32
 }
 
 const tombstone = -1
 
-func newLiveSet() *liveSet { return &liveSet{idx: map[string]int{}} }
+func newLiveSet() *liveSet { return &liveSet{idx: map[string]int32{}} }
 
-// applyBatch applies one decoded frame of frameBytes bytes.
-func (s *liveSet) applyBatch(recs []persist.Record, frameBytes int) {
-	if !s.sized && len(recs) > 0 && frameBytes > 0 {
-		s.sized = true
-		est := min(s.expect/int64(frameBytes)*int64(len(recs)), 1<<26)
-		if est > int64(len(s.idx)) {
-			idx := make(map[string]int, est)
-			for k, i := range s.idx {
-				idx[k] = i
-			}
-			s.idx = idx
-			s.ents = append(make([]liveEntry, 0, est), s.ents...)
+// add keeps m mapped until the set is done with it and returns its index.
+func (s *liveSet) add(m *mapped) int32 {
+	s.files = append(s.files, m)
+	return int32(len(s.files) - 1)
+}
+
+// applyBatch applies one decoded frame of frameBytes bytes of files[file].
+func (s *liveSet) applyBatch(file int32, recs []persist.Record, frameBytes int) {
+	if !s.sized {
+		s.sampleBytes += int64(frameBytes)
+		s.sampled += int64(len(recs))
+		if s.sampleBytes >= sizeSample {
+			s.sized = true
+			s.grow(min(s.expect/s.sampleBytes*s.sampled*9/8, 1<<26))
 		}
 	}
+	m := s.files[file]
 	for _, r := range recs {
-		s.apply(r)
+		s.apply(m, file, r)
 	}
 }
 
-// kill drops key's entry, if any, and leaves a tombstone. The map's key is
-// deleted and inserted afresh: a map keeps the key it was first given, and
-// a Put's key points into the entry's buffer, which must not stay reachable.
-func (s *liveSet) kill(key []byte) {
-	if i, ok := s.idx[string(key)]; ok {
-		if i != tombstone {
-			s.ents[i] = liveEntry{}
-		}
-		delete(s.idx, string(key))
+// sizeSample is how many bytes of frames size the index for the rest: a
+// first batch alone (a queue's state) says little about the messages after.
+const sizeSample = 1 << 20
+
+// grow makes room for est keys at once.
+func (s *liveSet) grow(est int64) {
+	if est <= int64(len(s.idx)) {
+		return
 	}
-	s.idx[string(key)] = tombstone
+	idx := make(map[string]int32, est)
+	for k, i := range s.idx {
+		idx[k] = i
+	}
+	s.idx = idx
+	s.ents = append(make([]liveEntry, 0, est), s.ents...)
 }
 
-func (s *liveSet) apply(r persist.Record) {
+// forget marks key's entry, if any, superseded.
+func (s *liveSet) forget(i int32) {
+	if i != tombstone {
+		s.ents[i].file = -1
+	}
+}
+
+func (s *liveSet) apply(m *mapped, file int32, r persist.Record) {
+	// The key is a view of the mapped segment, which outlives idx.
+	k := unsafe.String(unsafe.SliceData(r.Key), len(r.Key))
 	switch r.Op {
 	case persist.OpPut:
-		kv := joinKV(r.Key, r.Value)
-		// The map key shares the entry's buffer (one allocation per record,
-		// not two); the map is not used once each hands the buffers over.
-		k := unsafe.String(unsafe.SliceData(kv), len(r.Key))
 		if i, ok := s.idx[k]; ok {
-			if i != tombstone {
-				s.ents[i] = liveEntry{}
-			}
-			delete(s.idx, k)
+			s.forget(i)
 		}
-		s.idx[k] = len(s.ents)
-		s.ents = append(s.ents, liveEntry{kv: kv, klen: len(r.Key)})
+		s.idx[k] = int32(len(s.ents))
+		s.ents = append(s.ents, liveEntry{key: m.offset(r.Key), value: m.offset(r.Value), file: file,
+			klen: uint32(len(r.Key)), vlen: uint32(len(r.Value))})
 	case persist.OpDelete:
-		s.kill(r.Key)
+		if i, ok := s.idx[k]; ok {
+			s.forget(i)
+		}
+		s.idx[k] = tombstone
 	case persist.OpDeletePrefix:
 		// No tombstones: the prefix itself overrides the snapshot's keys.
-		p := string(r.Key)
-		for k, i := range s.idx {
-			if strings.HasPrefix(k, p) {
-				if i != tombstone {
-					s.ents[i] = liveEntry{}
-				}
-				delete(s.idx, k)
+		for key, i := range s.idx {
+			if strings.HasPrefix(key, k) {
+				s.forget(i)
+				delete(s.idx, key)
 			}
 		}
-		s.prefixes = append(s.prefixes, p)
+		s.prefixes = append(s.prefixes, strings.Clone(k))
 	}
 }
 
@@ -160,28 +178,61 @@ func (s *liveSet) overrides(key []byte) bool {
 	return false
 }
 
+// each hands the live keys to load in the order of their last write, which
+// is the order of the segments' bytes, giving each segment's pages back
+// once it is past them.
 func (s *liveSet) each(load persist.Loader) (int, error) {
-	s.idx = nil // its keys point into the buffers handed over below
+	s.idx = nil
+	var h handover
 	n := 0
-	for i := range s.ents {
-		e := &s.ents[i]
-		if e.kv == nil {
+	done := 0 // files[:done] are unmapped
+	for _, e := range s.ents {
+		if e.file < 0 {
 			continue
 		}
-		if err := load(e.kv[:e.klen:e.klen], e.kv[e.klen:]); err != nil {
+		for ; done < int(e.file); done++ {
+			s.files[done].close()
+		}
+		m := s.files[e.file]
+		m.releaseTo(e.key)
+		key, value := h.kv(m.at(e.key, e.klen), m.at(e.value, e.vlen))
+		if err := load(key, value); err != nil {
 			return n, err
 		}
-		*e = liveEntry{} // handed over: let it go
 		n++
 	}
+	s.ents = nil
 	return n, nil
 }
 
-func joinKV(k, v []byte) []byte {
-	kv := make([]byte, len(k)+len(v))
-	copy(kv, k)
-	copy(kv[len(k):], v)
-	return kv
+func (s *liveSet) close() {
+	for _, m := range s.files {
+		m.close()
+	}
+}
+
+// handover copies what recovery hands the Loader, whose slices are its to
+// keep, into shared blocks: one allocation per handoverBlock bytes rather
+// than one per key. The engines copy what they keep, so a block is garbage
+// once recovery has passed it, and the collector reuses it.
+type handover struct{ free []byte }
+
+const handoverBlock = 1 << 20
+
+func (h *handover) kv(k, v []byte) (key, value []byte) {
+	n := len(k) + len(v)
+	var b []byte
+	if n > handoverBlock/8 {
+		b = make([]byte, n)
+	} else {
+		if n > len(h.free) {
+			h.free = make([]byte, handoverBlock)
+		}
+		b, h.free = h.free[:n:n], h.free[n:]
+	}
+	copy(b, k)
+	copy(b[len(k):], v)
+	return b[:len(k):len(k)], b[len(k):]
 }
 
 // dirFiles lists the snapshot and segment numbers in dir, sorted.
@@ -216,10 +267,11 @@ func parseNum(name, prefix, suffix string) (uint64, bool) {
 }
 
 // recoverDir hands dir's live state to load and repairs a torn tail. It
-// replays the segments first, so a damaged one fails before load sees
-// anything, then streams the snapshot past what they override (without
-// holding it in memory), then hands over what the segments left. It returns
-// the number the next segment should get and the sizes of the segments kept.
+// indexes the segments first, so a damaged one fails before load sees
+// anything, then streams the snapshot past what they override, then hands
+// over what the segments left, reading each value where it lies. It
+// returns the number the next segment should get and the sizes of the
+// segments kept.
 func recoverDir(dir string, rec *Recovery, load persist.Loader) (next uint64, snapSeq uint64, sizes map[uint64]int64, err error) {
 	snaps, segs, tmps, err := dirFiles(dir)
 	if err != nil {
@@ -231,6 +283,7 @@ func recoverDir(dir string, rec *Recovery, load persist.Loader) (next uint64, sn
 		}
 	}
 	set := newLiveSet()
+	defer set.close()
 	sizes = map[uint64]int64{}
 	if len(snaps) > 0 {
 		snapSeq = snaps[len(snaps)-1]
@@ -304,27 +357,48 @@ func expected(i int, replay []uint64, snapSeq uint64) uint64 {
 	return replay[i-1] + 1
 }
 
+// openMapped opens path (read-write for a segment recovery may cut) and
+// maps all of it.
+func openMapped(path string, flag int) (*os.File, *mapped, error) {
+	f, err := os.OpenFile(path, flag, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		var m *mapped
+		if m, err = mapFile(f, st.Size()); err == nil {
+			return f, m, nil
+		}
+	}
+	f.Close()
+	return nil, nil, fmt.Errorf("oplog: %w", err)
+}
+
 // loadSnapshot hands the snapshot's keys that the segments do not
 // override to load. Snapshots are renamed into place only once complete and
 // synced, so any flaw in one is damage, not a crash.
 func loadSnapshot(path string, set *liveSet, load persist.Loader) (size int64, keys int, err error) {
-	f, err := os.Open(path)
+	f, m, err := openMapped(path, os.O_RDONLY)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer f.Close()
+	f.Close() // the mapping stays
+	defer m.close()
 	name := filepath.Base(path)
-	if err := checkHeader(f, snapMagic, name); err != nil {
+	if err := checkHeader(m.data, snapMagic, name); err != nil {
 		if err == errShortHeader {
 			return 0, 0, fmt.Errorf("oplog: snapshot %s is cut short", name)
 		}
 		return 0, 0, fmt.Errorf("oplog: %w", err)
 	}
-	fr := newFrameReader(f, headerSize)
+	fs := &frameScanner{data: m.data, off: headerSize}
 	var recs []persist.Record
 	var count uint64
+	var h handover
 	for {
-		p, err := fr.next()
+		at := fs.off
+		p, err := fs.next()
 		if err == io.EOF {
 			return 0, 0, fmt.Errorf("oplog: snapshot %s has no end frame (damaged)", name)
 		}
@@ -335,10 +409,10 @@ func loadSnapshot(path string, set *liveSet, load persist.Loader) (size int64, k
 			if n != count {
 				return 0, 0, fmt.Errorf("oplog: snapshot %s holds %d records but says %d", name, count, n)
 			}
-			return fr.off, keys, nil
+			return fs.off, keys, nil
 		}
 		if recs, err = decodeBatch(p, recs); err != nil {
-			return 0, 0, fmt.Errorf("oplog: snapshot %s: frame at byte %d: %w", name, fr.off, err)
+			return 0, 0, fmt.Errorf("oplog: snapshot %s: frame at byte %d: %w", name, at, err)
 		}
 		for _, r := range recs {
 			if r.Op != persist.OpPut {
@@ -347,35 +421,34 @@ func loadSnapshot(path string, set *liveSet, load persist.Loader) (size int64, k
 			if set.overrides(r.Key) {
 				continue
 			}
-			kv := joinKV(r.Key, r.Value)
-			if err := load(kv[:len(r.Key):len(r.Key)], kv[len(r.Key):]); err != nil {
+			if err := load(h.kv(r.Key, r.Value)); err != nil {
 				return 0, 0, fmt.Errorf("oplog: loading %s: %w", name, err)
 			}
 			keys++
 		}
 		count += uint64(len(recs))
+		m.releaseTo(at)
 	}
 }
 
-// replaySegment applies one segment and returns its size (-1 if it was
-// removed as never used). Only the newest may end torn: its tail
-// is cut off (and the file truncated there) and reported; an older one was
-// synced before the next was started, so a flaw in it is refused.
+// replaySegment indexes one segment and returns its size (-1 if it was
+// removed as never used). Only the newest may end torn: its tail is cut
+// off (and the file truncated there) and reported; an older one was synced
+// before the next was started, so a flaw in it is refused. The segment
+// stays mapped until set is closed.
 func replaySegment(dir, name string, set *liveSet, last bool, rec *Recovery) (size int64, batches int, err error) {
 	path := filepath.Join(dir, name)
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, m, err := openMapped(path, os.O_RDWR)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := checkHeader(f, logMagic, name); err != nil {
+	file := set.add(m) // unmapped with the set
+	fileBytes := int64(len(m.data))
+	if err := checkHeader(m.data, logMagic, name); err != nil {
 		if err == errShortHeader && last {
 			// Created but never used: nothing in it was acknowledged.
-			rec.Dropped = &Dropped{File: name, Offset: 0, Bytes: st.Size(), Reason: "segment header cut short"}
+			rec.Dropped = &Dropped{File: name, Offset: 0, Bytes: fileBytes, Reason: "segment header cut short"}
 			return -1, 0, os.Remove(path)
 		}
 		if err == errShortHeader {
@@ -383,24 +456,26 @@ func replaySegment(dir, name string, set *liveSet, last bool, rec *Recovery) (si
 		}
 		return 0, 0, fmt.Errorf("oplog: %w", err)
 	}
-	fr := newFrameReader(f, headerSize)
+	fs := &frameScanner{data: m.data, off: headerSize}
 	var recs []persist.Record
 	for {
-		p, err := fr.next()
+		at := fs.off
+		p, err := fs.next()
 		if err == io.EOF {
-			if last && fr.off == headerSize {
+			if last && fs.off == headerSize {
 				// Never written to (a start and stop with nothing to
 				// keep): reuse its number rather than pile them up.
 				return -1, 0, os.Remove(path)
 			}
-			return fr.off, batches, nil
+			return fs.off, batches, nil
 		}
 		var torn *tornError
 		if errors.As(err, &torn) {
 			if !last {
 				return 0, 0, fmt.Errorf("oplog: segment %s is damaged (%v) but is not the newest: refusing to guess", name, torn)
 			}
-			rec.Dropped = &Dropped{File: name, Offset: torn.Offset, Bytes: st.Size() - torn.Offset, Reason: torn.Reason}
+			rec.Dropped = &Dropped{File: name, Offset: torn.Offset, Bytes: fileBytes - torn.Offset, Reason: torn.Reason}
+			// The mapping past torn.Offset is never read again.
 			if err := f.Truncate(torn.Offset); err != nil {
 				return 0, 0, err
 			}
@@ -410,9 +485,12 @@ func replaySegment(dir, name string, set *liveSet, last bool, rec *Recovery) (si
 			return 0, 0, err
 		}
 		if recs, err = decodeBatch(p, recs); err != nil {
-			return 0, 0, fmt.Errorf("oplog: segment %s: frame at byte %d: %w", name, fr.off, err)
+			return 0, 0, fmt.Errorf("oplog: segment %s: frame at byte %d: %w", name, at, err)
 		}
-		set.applyBatch(recs, len(p))
+		set.applyBatch(file, recs, len(p))
 		batches++
+		// Its pages are read again when the values are handed over;
+		// meanwhile they need not count in the process's memory.
+		m.releaseTo(at)
 	}
 }
