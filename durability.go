@@ -61,7 +61,8 @@ func ParseDurability(s string) (Durability, error) {
 // storeOptions are the op log's options for s's Durability.
 func (s *Server) storeOptions() (oplog.Options, error) {
 	o := oplog.Options{
-		Snapshot: s.snapshot,
+		Snapshot:     s.snapshot,
+		LoaderCopies: true, // durable.Recovered copies what it keeps
 		Logf: func(format string, args ...any) {
 			s.opts.Logger.Warn(fmt.Sprintf(format, args...))
 		},

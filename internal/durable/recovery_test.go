@@ -82,7 +82,7 @@ func TestRecoveryProgram(t *testing.T) {
 		began := time.Now()
 		got := NewRecovered()
 		e := sqs.New(sqs.Options{Clock: clk})
-		log, rec, err := oplog.Open(dir, oplog.Options{Snapshot: func(emit func(k, v []byte) error) error {
+		log, rec, err := oplog.Open(dir, oplog.Options{LoaderCopies: true, Snapshot: func(emit func(k, v []byte) error) error {
 			return EmitSQS(e, ns, emit)
 		}}, got.Load)
 		if err != nil {

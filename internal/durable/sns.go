@@ -109,7 +109,9 @@ func EmitSNS(e *sns.Engine, ns Namespace, emit func(key, value []byte) error) er
 // Recovered gathers, namespace by namespace, what a store hands back at
 // start-up. Its Load is the store's persist.Loader. SQS messages go
 // straight into their queue's memory (an sqs.Restorer per namespace), so
-// that recovery holds no second copy of them.
+// that recovery holds no second copy of them. Load copies whatever it
+// keeps of a key or value (oplog.Options.LoaderCopies): they may be views
+// of the store's files, gone once the store's open returns.
 type Recovered struct {
 	sns   map[Namespace]*sns.State
 	sqs   map[Namespace]*sqs.Restorer

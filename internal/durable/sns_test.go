@@ -92,8 +92,9 @@ func boot(t *testing.T, dir string, clk clock.Clock) *node {
 	got := durable.NewRecovered()
 	var err error
 	n.log, n.rec, err = oplog.Open(dir, oplog.Options{
-		Snapshot: func(emit func(k, v []byte) error) error { return durable.EmitSNS(n.engine, ns, emit) },
-		Logf:     t.Logf,
+		Snapshot:     func(emit func(k, v []byte) error) error { return durable.EmitSNS(n.engine, ns, emit) },
+		Logf:         t.Logf,
+		LoaderCopies: true, // as fanout opens it
 	}, got.Load)
 	if err != nil {
 		t.Fatal(err)

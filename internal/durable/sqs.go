@@ -194,9 +194,9 @@ func encodeMessage(m *sqs.MessageRecord) []byte {
 	return append(b, m.Body...)
 }
 
-// reader decodes a binary value; its strings are views of the value, which
-// the store hands over for good (persist.Loader: the slices are the
-// caller's to keep) and nothing writes again.
+// reader decodes a binary value; its strings are views of the value, valid
+// during Load only (see Recovered): what is kept of them is copied (a
+// message's bytes into its queue's memory, a deduplication id by Clone).
 type reader struct {
 	b   []byte
 	bad bool

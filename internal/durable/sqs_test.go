@@ -29,8 +29,9 @@ func bootSQS(t *testing.T, dir string, clk clock.Clock) *sqsNode {
 	got := durable.NewRecovered()
 	var err error
 	n.log, _, err = oplog.Open(dir, oplog.Options{
-		Snapshot: func(emit func(k, v []byte) error) error { return durable.EmitSQS(n.engine, ns, emit) },
-		Logf:     t.Logf,
+		Snapshot:     func(emit func(k, v []byte) error) error { return durable.EmitSQS(n.engine, ns, emit) },
+		Logf:         t.Logf,
+		LoaderCopies: true, // as fanout opens it
 	}, got.Load)
 	if err != nil {
 		t.Fatal(err)

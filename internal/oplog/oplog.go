@@ -54,6 +54,11 @@ type Options struct {
 	// tail, a failed compaction, a disk that refuses writes); nil discards
 	// them.
 	Logf func(format string, args ...any)
+	// LoaderCopies says the Loader copies whatever it keeps of the slices
+	// it is handed: recovery then hands it views of the files it reads,
+	// valid during the call only, rather than copies that are the Loader's
+	// to keep (persist.Loader), which saves copying every value once more.
+	LoaderCopies bool
 	// OpenSegment opens a segment for appending; default os.OpenFile. Tests
 	// wrap the file to fail as a full or broken disk does.
 	OpenSegment func(path string) (SegmentFile, error)
@@ -187,7 +192,7 @@ func Open(dir string, opts Options, load persist.Loader) (*Log, Recovery, error)
 		lock.Close()
 		return nil, rec, err
 	}
-	next, snapSeq, sizes, err := recoverDir(dir, &rec, load)
+	next, snapSeq, sizes, err := recoverDir(dir, &rec, load, opts.LoaderCopies)
 	if err != nil {
 		return fail(err)
 	}

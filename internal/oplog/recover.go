@@ -181,9 +181,8 @@ func (s *liveSet) overrides(key []byte) bool {
 // each hands the live keys to load in the order of their last write, which
 // is the order of the segments' bytes, giving each segment's pages back
 // once it is past them.
-func (s *liveSet) each(load persist.Loader) (int, error) {
+func (s *liveSet) each(h *handover, load persist.Loader) (int, error) {
 	s.idx = nil
-	var h handover
 	n := 0
 	done := 0 // files[:done] are unmapped
 	for _, e := range s.ents {
@@ -213,13 +212,21 @@ func (s *liveSet) close() {
 
 // handover copies what recovery hands the Loader, whose slices are its to
 // keep, into shared blocks: one allocation per handoverBlock bytes rather
-// than one per key. The engines copy what they keep, so a block is garbage
-// once recovery has passed it, and the collector reuses it.
-type handover struct{ free []byte }
+// than one per key. When the Loader copies what it keeps (as the engines
+// do), a block is garbage once recovery has passed it, and the collector
+// reuses it; a Loader that says so (Options.LoaderCopies) is handed the
+// views themselves.
+type handover struct {
+	views bool
+	free  []byte
+}
 
 const handoverBlock = 1 << 20
 
 func (h *handover) kv(k, v []byte) (key, value []byte) {
+	if h.views {
+		return k, v
+	}
 	n := len(k) + len(v)
 	var b []byte
 	if n > handoverBlock/8 {
@@ -272,7 +279,7 @@ func parseNum(name, prefix, suffix string) (uint64, bool) {
 // over what the segments left, reading each value where it lies. It
 // returns the number the next segment should get and the sizes of the
 // segments kept.
-func recoverDir(dir string, rec *Recovery, load persist.Loader) (next uint64, snapSeq uint64, sizes map[uint64]int64, err error) {
+func recoverDir(dir string, rec *Recovery, load persist.Loader, views bool) (next uint64, snapSeq uint64, sizes map[uint64]int64, err error) {
 	snaps, segs, tmps, err := dirFiles(dir)
 	if err != nil {
 		return 0, 0, nil, err
@@ -284,6 +291,7 @@ func recoverDir(dir string, rec *Recovery, load persist.Loader) (next uint64, sn
 	}
 	set := newLiveSet()
 	defer set.close()
+	h := &handover{views: views}
 	sizes = map[uint64]int64{}
 	if len(snaps) > 0 {
 		snapSeq = snaps[len(snaps)-1]
@@ -326,7 +334,7 @@ func recoverDir(dir string, rec *Recovery, load persist.Loader) (next uint64, sn
 	}
 	if len(snaps) > 0 {
 		name := snapName(snapSeq)
-		size, keys, err := loadSnapshot(filepath.Join(dir, name), set, load)
+		size, keys, err := loadSnapshot(filepath.Join(dir, name), set, h, load)
 		if err != nil {
 			return 0, 0, nil, err
 		}
@@ -334,7 +342,7 @@ func recoverDir(dir string, rec *Recovery, load persist.Loader) (next uint64, sn
 		rec.Bytes += size
 		rec.Keys += keys
 	}
-	keys, err := set.each(load)
+	keys, err := set.each(h, load)
 	rec.Keys += keys
 	if err != nil {
 		return 0, 0, nil, fmt.Errorf("oplog: loading %s: %w", dir, err)
@@ -378,7 +386,7 @@ func openMapped(path string, flag int) (*os.File, *mapped, error) {
 // loadSnapshot hands the snapshot's keys that the segments do not
 // override to load. Snapshots are renamed into place only once complete and
 // synced, so any flaw in one is damage, not a crash.
-func loadSnapshot(path string, set *liveSet, load persist.Loader) (size int64, keys int, err error) {
+func loadSnapshot(path string, set *liveSet, h *handover, load persist.Loader) (size int64, keys int, err error) {
 	f, m, err := openMapped(path, os.O_RDONLY)
 	if err != nil {
 		return 0, 0, err
@@ -395,7 +403,6 @@ func loadSnapshot(path string, set *liveSet, load persist.Loader) (size int64, k
 	fs := &frameScanner{data: m.data, off: headerSize}
 	var recs []persist.Record
 	var count uint64
-	var h handover
 	for {
 		at := fs.off
 		p, err := fs.next()

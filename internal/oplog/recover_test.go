@@ -99,10 +99,11 @@ func randomLog(r *rand.Rand, l *Log, o applier, bytes int) error {
 	return nil
 }
 
+// loadOrder recovers dir, handing the Loader views (it copies them).
 func loadOrder(t *testing.T, dir string) ([]string, Recovery) {
 	t.Helper()
 	var got []string
-	l, rec, err := Open(dir, Options{}, func(k, v []byte) error {
+	l, rec, err := Open(dir, Options{LoaderCopies: true}, func(k, v []byte) error {
 		got = append(got, string(k)+"="+string(v))
 		return nil
 	})
