@@ -56,8 +56,9 @@ func (p *archivePolicy) retention() time.Duration { return time.Duration(p.days)
 
 // archived is one message in a topic's archive.
 type archived struct {
-	msg *delivery.Message
-	at  time.Time
+	msg        *delivery.Message
+	at         time.Time
+	unrecorded bool // as dedupEntry's
 }
 
 // pruneArchive drops messages older than the retention period, or all of

@@ -21,6 +21,9 @@ type dedupWindow struct {
 type dedupEntry struct {
 	messageID, sequence string
 	at                  time.Time
+	// unrecorded: the journal has not been told yet (its publish's
+	// deliveries are recorded first); a compaction leaves it out.
+	unrecorded bool
 }
 
 type dedupKey struct {

@@ -218,12 +218,14 @@ func (t *Topic) dump() Change {
 	if t.fifo {
 		c.Sequences = []TopicSequence{{t.name, t.sequence}}
 		for _, k := range t.dedup.log {
-			if d, ok := t.dedup.seen[k.key]; ok && d.at.Equal(k.at) {
+			if d, ok := t.dedup.seen[k.key]; ok && d.at.Equal(k.at) && !d.unrecorded {
 				c.Dedup = append(c.Dedup, DedupState{t.name, k.key, d.messageID, d.sequence, d.at})
 			}
 		}
 		for _, a := range t.archive {
-			c.Archived = append(c.Archived, archivedState(t.name, a))
+			if !a.unrecorded {
+				c.Archived = append(c.Archived, archivedState(t.name, a))
+			}
 		}
 	}
 	return c
@@ -321,7 +323,7 @@ func (e *Engine) Restore(st State) error {
 		if t == nil || !t.fifo || !now.Before(d.At.Add(DedupWindow)) {
 			continue
 		}
-		t.dedup.remember(d.Key, dedupEntry{d.MessageID, d.SequenceNumber, d.At})
+		t.dedup.remember(d.Key, dedupEntry{messageID: d.MessageID, sequence: d.SequenceNumber, at: d.At})
 		t.sequence = max(t.sequence, sequenceOf(d.SequenceNumber))
 	}
 	archive := slices.Clone(st.Archived)

@@ -294,7 +294,9 @@ func deliveriesDurable(waits []delivery.Waiter) error {
 // sequence number, remembering its deduplication id and archiving it; it
 // reports false for a duplicate, which is not delivered. It returns the
 // subscriptions to deliver to. With waits non-nil (a FIFO topic with a
-// journal) the change is recorded and its Waiter appended.
+// journal) the sequence is recorded and its Waiter appended; the
+// deduplication id and the archived copy are recorded by confirm, once
+// the deliveries are.
 func (t *Topic) stamp(p *prepared, waits *[]Waiter) (PublishResult, *targetList, bool) {
 	e := t.engine
 	m := p.msg
@@ -314,21 +316,13 @@ func (t *Topic) stamp(p *prepared, waits *[]Waiter) (PublishResult, *targetList,
 			return PublishResult{MessageID: first.messageID, SequenceNumber: first.sequence}, nil, false
 		}
 		m.SequenceNumber = t.nextSequence()
-		t.dedup.remember(key, dedupEntry{m.ID, m.SequenceNumber, now})
-		archiving := t.cfg.archive != nil
-		if archiving {
+		t.dedup.remember(key, dedupEntry{messageID: m.ID, sequence: m.SequenceNumber, at: now, unrecorded: waits != nil})
+		if t.cfg.archive != nil {
 			t.pruneArchive(now)
-			t.archive = append(t.archive, archived{msg: m, at: now})
+			t.archive = append(t.archive, archived{msg: m, at: now, unrecorded: waits != nil})
 		}
 		if waits != nil && !t.gone {
-			c := Change{
-				Sequences: []TopicSequence{{t.name, t.sequence}},
-				Dedup:     []DedupState{{t.name, key, m.ID, m.SequenceNumber, now}},
-			}
-			if archiving {
-				c.Archived = []ArchivedState{archivedState(t.name, t.archive[len(t.archive)-1])}
-			}
-			*waits = append(*waits, e.record(c))
+			*waits = append(*waits, e.record(Change{Sequences: []TopicSequence{{t.name, t.sequence}}}))
 		}
 	}
 	targets := targetLists.Get().(*targetList)
@@ -371,10 +365,15 @@ func (t *Topic) fanOut(m *delivery.Message, targets *targetList, waits []deliver
 	return waits
 }
 
-// publishDurable is publishAll on a FIFO topic with a journal: the messages'
-// dedup entries, sequence and archive are durable before anything is
-// delivered, and a failure delivers nothing, forgets the messages and
-// answers InternalError. Callers hold t.publish.
+// publishDurable is publishAll on a FIFO topic with a journal: the
+// messages' sequence is durable before anything is delivered (a failure
+// delivers nothing, forgets the messages and answers InternalError), and
+// their dedup entries and archived copies are recorded after their
+// deliveries, so that a crash never keeps a deduplication id without the
+// deliveries of its message: a retry of a publish whose reply the crash
+// cut off would be dropped as a duplicate of a message nobody got (the
+// store keeps the order of records; a queue that has the delivery has its
+// deduplication id too and drops the retry's copy). Callers hold t.publish.
 func (t *Topic) publishDurable(ps []*prepared) ([]PublishResult, error) {
 	out := make([]PublishResult, len(ps))
 	targets := make([]*targetList, len(ps))
@@ -400,10 +399,46 @@ func (t *Topic) publishDurable(ps []*prepared) ([]PublishResult, error) {
 			targets[i].release()
 		}
 	}
+	confirmed := t.confirm(ps, fresh)
 	if err := deliveriesDurable(delivered); err != nil {
+		t.forget(ps, fresh) // a retry publishes again; queues that have it drop the copy
+		return nil, err
+	}
+	if err := durable(confirmed); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// confirm records the dedup entries and archived copies of the fresh
+// messages of ps, after their deliveries were recorded.
+func (t *Topic) confirm(ps []*prepared, fresh []bool) Waiter {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var c Change
+	for i, p := range ps {
+		if !fresh[i] {
+			continue
+		}
+		m := p.msg
+		key := t.dedupKey(m.GroupID, m.DedupID)
+		if d, ok := t.dedup.seen[key]; ok && d.messageID == m.ID && d.unrecorded {
+			d.unrecorded = false
+			t.dedup.seen[key] = d
+			c.Dedup = append(c.Dedup, DedupState{t.name, key, m.ID, m.SequenceNumber, d.at})
+		}
+		for j := range t.archive {
+			if a := &t.archive[j]; a.msg == m && a.unrecorded {
+				a.unrecorded = false
+				c.Archived = append(c.Archived, archivedState(t.name, *a))
+				break
+			}
+		}
+	}
+	if t.gone || (len(c.Dedup) == 0 && len(c.Archived) == 0) {
+		return nil
+	}
+	return t.engine.record(c)
 }
 
 // forget drops the dedup entries and archived copies of messages whose
