@@ -78,7 +78,22 @@ func (s *Server) storeOptions() (oplog.Options, error) {
 	if s.opts.SyncInterval < 0 {
 		return o, fmt.Errorf("data dir: sync interval %v: use a positive duration", s.opts.SyncInterval)
 	}
+	testCompaction(&o)
 	return o, nil
+}
+
+// testCompaction lets the crash test (internal/crashtest) compact the log
+// far more often than the 8 MiB floor allows, so that its kills land in the
+// middle of snapshots: FANOUT_TEST_COMPACT_MIN (bytes) and
+// FANOUT_TEST_COMPACT_RATIO. They are test hooks, not settings: unset (as
+// everywhere but that test) they change nothing.
+func testCompaction(o *oplog.Options) {
+	if n, err := strconv.ParseInt(os.Getenv("FANOUT_TEST_COMPACT_MIN"), 10, 64); err == nil && n > 0 {
+		o.CompactMin = n
+	}
+	if r, err := strconv.ParseFloat(os.Getenv("FANOUT_TEST_COMPACT_RATIO"), 64); err == nil && r > 0 {
+		o.CompactRatio = r
+	}
 }
 
 // openStore opens dir and returns what it recovered.

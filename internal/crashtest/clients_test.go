@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -33,7 +34,10 @@ const (
 	settleAdvance = 30 * time.Second
 )
 
-var groups = []string{"g0", "g1", "g2", "g3"}
+var (
+	groups    = []string{"g0", "g1", "g2", "g3"} // of qFIFO
+	pubGroups = []string{"p0", "p1"}             // of the FIFO topic
+)
 
 // stats are the acknowledged calls, for the report.
 type stats struct {
@@ -41,6 +45,12 @@ type stats struct {
 	carriedDeletes, carriedOK                                atomic.Int64 // with handles from before a restart
 	resumed                                                  atomic.Int64 // HTTP deliveries pending at a kill, done after it
 	replays                                                  atomic.Int64 // cut-off FIFO receives retried with their attempt id
+
+	querySends, queryReceives, queryDeletes atomic.Int64 // over the Query protocol
+	ns2Sends, fifoPublishes                 atomic.Int64 // to the second namespace; to the FIFO topic
+	redriveSends, taskStarts, tasksResumed  atomic.Int64 // to qSrc; move tasks; running at a restart and finished after it
+	deadLettered, movedBack                 atomic.Int64 // seen in qDLQ at a checkpoint; received again in qSrc with a new id
+	killsInSnapshot, compactions            atomic.Int64 // kills that cut a snapshot off; cycles whose kill found a newer snapshot
 }
 
 // harness runs the clients and the checks of one crash loop.
@@ -48,13 +58,18 @@ type harness struct {
 	l        *ledger
 	v        *violations
 	sqs      *sqs.Client
+	sqs2     *sqs.Client // the second namespace's
+	query    *queryClient
 	sns      *sns.Client
 	tr       *http.Transport
 	hook     *hook
-	urls     map[string]string
+	urls     map[string]string // by ledger name
+	arns     map[string]string
 	topicARN string
+	fifoARN  string // the FIFO topic's
 	seed     uint64
 	next     atomic.Int64 // unique body numbers
+	lastSnap uint64       // the number of the newest snapshot at the last kill
 	st       stats
 
 	errMu sync.Mutex
@@ -69,17 +84,33 @@ func newHarness(url string, hk *hook, seed uint64) *harness {
 	// One HTTP attempt per call: a retry after a reset connection would
 	// blur which attempt happened.
 	cfg.Retryer = func() aws.Retryer { return aws.NopRetryer{} }
+	cfg2 := cfg.Copy()
+	cfg2.Region, cfg2.Credentials = region2, credentials.NewStaticCredentialsProvider(account2, "secret", "")
 	v := newViolations()
 	return &harness{
-		l: newLedger(v), v: v, tr: tr, hook: hk, seed: seed, urls: map[string]string{}, errs: map[string]int{},
-		sqs: sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(url) }),
-		sns: sns.NewFromConfig(cfg, func(o *sns.Options) { o.BaseEndpoint = aws.String(url) }),
+		l: newLedger(v), v: v, tr: tr, hook: hk, seed: seed, urls: map[string]string{}, arns: map[string]string{}, errs: map[string]int{},
+		sqs:   sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(url) }),
+		sqs2:  sqs.NewFromConfig(cfg2, func(o *sqs.Options) { o.BaseEndpoint = aws.String(url) }),
+		query: &queryClient{hc: cfg.HTTPClient.(*http.Client), endpoint: url},
+		sns:   sns.NewFromConfig(cfg, func(o *sns.Options) { o.BaseEndpoint = aws.String(url) }),
 	}
+}
+
+// client is the SDK client of queue's namespace.
+func (h *harness) client(queue string) *sqs.Client {
+	if _, account, _ := nameOf(queue); account != "" {
+		return h.sqs2
+	}
+	return h.sqs
 }
 
 // answered reports whether fanout answered the failed call (with an AWS
 // error, whose code it returns) rather than the connection failing.
 func answered(err error) (string, bool) {
+	var qe *queryError
+	if errors.As(err, &qe) {
+		return qe.code, true
+	}
 	var re *awshttp.ResponseError
 	var ae smithy.APIError
 	if !errors.As(err, &re) || re.HTTPStatusCode() == 0 || !errors.As(err, &ae) {
@@ -98,12 +129,21 @@ func (h *harness) body(prefix string) string {
 	return prefix + "/" + strconv.FormatInt(h.next.Add(1), 10)
 }
 
-// setup creates the queues, the topic and its subscriptions, once.
+// setup creates the queues, the topics and their subscriptions, once.
 func (h *harness) setup(ctx context.Context) error {
-	for _, q := range queues {
+	for _, q := range append(queues, qDLQ, qSrc) {
 		if err := h.createQueue(ctx, q); err != nil {
 			return err
 		}
+	}
+	ft, err := h.sns.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(topic2), Attributes: map[string]string{"FifoTopic": "true"}})
+	if err != nil {
+		return fmt.Errorf("CreateTopic %s: %w", topic2, err)
+	}
+	h.fifoARN = *ft.TopicArn
+	if _, err := h.sns.Subscribe(ctx, &sns.SubscribeInput{TopicArn: ft.TopicArn, Protocol: aws.String("sqs"),
+		Endpoint: aws.String(h.arns[qFanFIFO]), Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
+		return fmt.Errorf("Subscribe %s: %w", qFanFIFO, err)
 	}
 	t, err := h.sns.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(topic)})
 	if err != nil {
@@ -111,12 +151,8 @@ func (h *harness) setup(ctx context.Context) error {
 	}
 	h.topicARN = *t.TopicArn
 	for q, raw := range map[string]string{qFanRaw: "true", qFanEnv: "false"} {
-		a, err := h.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(h.urls[q]), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
-		if err != nil {
-			return fmt.Errorf("GetQueueAttributes %s: %w", q, err)
-		}
 		if _, err := h.sns.Subscribe(ctx, &sns.SubscribeInput{TopicArn: t.TopicArn, Protocol: aws.String("sqs"),
-			Endpoint: aws.String(a.Attributes["QueueArn"]), Attributes: map[string]string{"RawMessageDelivery": raw}}); err != nil {
+			Endpoint: aws.String(h.arns[q]), Attributes: map[string]string{"RawMessageDelivery": raw}}); err != nil {
 			return fmt.Errorf("Subscribe %s: %w", q, err)
 		}
 	}
@@ -137,14 +173,27 @@ func (h *harness) setup(ctx context.Context) error {
 
 func (h *harness) createQueue(ctx context.Context, q string) error {
 	attrs := map[string]string{"MessageRetentionPeriod": "1209600"}
-	if q == qFIFO {
+	if isFIFO(q) {
 		attrs["FifoQueue"] = "true"
 	}
-	out, err := h.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(q), Attributes: attrs})
+	if q == qSrc {
+		// No visibility timeout: each receive makes a message visible
+		// again, so its third one moves it to qDLQ at once.
+		attrs["VisibilityTimeout"] = "0"
+		attrs["RedrivePolicy"] = `{"deadLetterTargetArn":"` + h.arns[qDLQ] + `","maxReceiveCount":2}`
+	}
+	name, _, _ := nameOf(q)
+	c := h.client(q)
+	out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
 	if err != nil {
 		return fmt.Errorf("CreateQueue %s: %w", q, err)
 	}
 	h.urls[q] = *out.QueueUrl
+	a, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
+	if err != nil {
+		return fmt.Errorf("GetQueueAttributes %s: %w", q, err)
+	}
+	h.arns[q] = a.Attributes["QueueArn"]
 	return nil
 }
 
@@ -153,8 +202,9 @@ func (h *harness) createQueue(ctx context.Context, q string) error {
 // go on).
 func (h *harness) checkTopology(ctx context.Context) (lost map[string]bool, err error) {
 	lost = map[string]bool{}
-	for _, q := range queues {
-		if _, err := h.sqs.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(q)}); err != nil {
+	for _, q := range append(queues, qDLQ, qSrc) {
+		name, _, _ := nameOf(q)
+		if _, err := h.client(q).GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)}); err != nil {
 			h.v.add(h.l.cycle, invTopology, q, "GetQueueUrl: %v", err)
 			lost[q] = true
 			if err := h.createQueue(ctx, q); err != nil {
@@ -175,6 +225,9 @@ func (h *harness) checkTopology(ctx context.Context) (lost map[string]bool, err 
 	}
 	if confirmed != 3 {
 		h.v.add(h.l.cycle, invTopology, topic+" subscriptions", "%d confirmed subscriptions after a restart, want 3 (%d listed)", confirmed, len(out.Subscriptions))
+	}
+	if out, err = h.sns.ListSubscriptionsByTopic(ctx, &sns.ListSubscriptionsByTopicInput{TopicArn: aws.String(h.fifoARN)}); err != nil || len(out.Subscriptions) != 1 {
+		h.v.add(h.l.cycle, invTopology, topic2+" subscriptions", "ListSubscriptionsByTopic after a restart: %v, %v", err, out)
 	}
 	return lost, nil
 }
@@ -213,12 +266,24 @@ func (w *workers) pause(d time.Duration) bool {
 	}
 }
 
-// stdSender sends to the standard queue, one at a time or in batches, some
-// with a delay, while the queue holds few enough to peek at.
-func (w *workers) stdSender(rnd *rand.Rand) {
+// stdSender sends to a standard queue, one at a time or in batches, some
+// with a delay, while the queue holds few enough to peek at; with query,
+// over the Query protocol.
+func (w *workers) stdSender(queue string, query bool, limit int) func(*rand.Rand) {
+	return func(rnd *rand.Rand) { w.sendStd(rnd, queue, query, limit) }
+}
+
+func (w *workers) sendStd(rnd *rand.Rand, queue string, query bool, limit int) {
 	h := w.h
+	prefix := "std"
+	switch {
+	case query:
+		prefix = "query"
+	case queue != qStd:
+		prefix = "ns2"
+	}
 	for w.ctx.Err() == nil {
-		if h.l.outstanding(qStd) > 400 {
+		if h.l.outstanding(queue) > limit {
 			if !w.pause(20 * time.Millisecond) {
 				return
 			}
@@ -229,10 +294,19 @@ func (w *workers) stdSender(rnd *rand.Rand) {
 			delay = int32(1 + rnd.IntN(3))
 		}
 		if rnd.IntN(3) > 0 {
-			m := h.l.attempt(qStd, h.body("std"), "", 0)
+			m := h.l.attempt(queue, h.body(prefix), "", 0)
 			start := time.Now()
 			ctx, cancel := call(w.ctx)
-			out, err := h.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(h.urls[qStd]), MessageBody: aws.String(m.key), DelaySeconds: delay})
+			var id string
+			var err error
+			if query {
+				id, err = h.query.send(ctx, h.urls[queue], m.key, delay)
+			} else {
+				var out *sqs.SendMessageOutput
+				if out, err = h.client(queue).SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(h.urls[queue]), MessageBody: aws.String(m.key), DelaySeconds: delay}); err == nil {
+					id = *out.MessageId
+				}
+			}
 			cancel()
 			if err != nil {
 				if !w.failed("SendMessage", err, true, []*msg{m}) {
@@ -241,20 +315,30 @@ func (w *workers) stdSender(rnd *rand.Rand) {
 				continue
 			}
 			h.l.delayed(m, start, delay)
-			h.l.acked(m, *out.MessageId, "")
-			h.st.sends.Add(1)
+			h.l.acked(m, id, "")
+			h.sent(queue, query, 1)
 			continue
 		}
 		n := 2 + rnd.IntN(9)
 		ms := make([]*msg, n)
 		entries := make([]types.SendMessageBatchRequestEntry, n)
 		for i := range ms {
-			ms[i] = h.l.attempt(qStd, h.body("std"), "", 0)
+			ms[i] = h.l.attempt(queue, h.body(prefix), "", 0)
 			entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(ms[i].key), DelaySeconds: delay * int32(i%2)}
 		}
 		start := time.Now()
 		ctx, cancel := call(w.ctx)
-		out, err := h.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(h.urls[qStd]), Entries: entries})
+		var ok []batchOK
+		var failed []batchFailed
+		var err error
+		if query {
+			ok, failed, err = h.query.sendBatch(ctx, h.urls[queue], entries)
+		} else {
+			var out *sqs.SendMessageBatchOutput
+			if out, err = h.client(queue).SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(h.urls[queue]), Entries: entries}); err == nil {
+				ok, failed = sdkBatch(out.Successful, out.Failed)
+			}
+		}
 		cancel()
 		if err != nil {
 			if !w.failed("SendMessageBatch", err, true, ms) {
@@ -262,16 +346,57 @@ func (w *workers) stdSender(rnd *rand.Rand) {
 			}
 			continue
 		}
-		for _, s := range out.Successful {
-			i, _ := strconv.Atoi(*s.Id)
-			h.l.delayed(ms[i], start, delay*int32(i%2))
-			h.l.acked(ms[i], *s.MessageId, "")
-			h.st.sends.Add(1)
+		for _, s := range ok {
+			h.l.delayed(ms[s.i], start, delay*int32(s.i%2))
+			h.l.acked(ms[s.i], s.id, "")
+			h.sent(queue, query, 1)
 		}
-		for _, f := range out.Failed {
-			h.noteErr("SendMessageBatch entry", *f.Code)
+		for _, f := range failed {
+			h.noteErr("SendMessageBatch entry", f.code)
 		}
 	}
+}
+
+// sent counts acknowledged sends to a standard queue.
+func (h *harness) sent(queue string, query bool, n int64) {
+	h.st.sends.Add(n)
+	switch {
+	case query:
+		h.st.querySends.Add(n)
+	case queue == qStd2:
+		h.st.ns2Sends.Add(n)
+	case queue == qSrc:
+		h.st.redriveSends.Add(n)
+	}
+}
+
+// batchOK and batchFailed are a batch call's entries, by their index.
+type batchOK struct {
+	i  int
+	id string
+}
+
+type batchFailed struct {
+	i    int
+	code string
+}
+
+func sdkBatch(ok []types.SendMessageBatchResultEntry, failed []types.BatchResultErrorEntry) ([]batchOK, []batchFailed) {
+	o := make([]batchOK, len(ok))
+	for k, s := range ok {
+		o[k].i, _ = strconv.Atoi(*s.Id)
+		o[k].id = *s.MessageId
+	}
+	return o, sdkFailed(failed)
+}
+
+func sdkFailed(failed []types.BatchResultErrorEntry) []batchFailed {
+	f := make([]batchFailed, len(failed))
+	for k, e := range failed {
+		f[k].i, _ = strconv.Atoi(*e.Id)
+		f[k].code = *e.Code
+	}
+	return f
 }
 
 // failed handles a failed call: one fanout answered is noted (and the run
@@ -309,7 +434,7 @@ func (w *workers) fifoSender(group string) func(*rand.Rand) {
 			if rnd.IntN(2) == 0 {
 				n = 2 + rnd.IntN(4)
 			}
-			ms := h.l.nextInGroup(group, n)
+			ms := h.l.nextInGroup(qFIFO, group, n)
 			if len(ms) == 1 {
 				ctx, cancel := call(w.ctx)
 				out, err := h.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(h.urls[qFIFO]), MessageBody: aws.String(ms[0].key),
@@ -354,10 +479,10 @@ func (w *workers) fifoSender(group string) func(*rand.Rand) {
 	}
 }
 
-// receiver receives from queue and hands each message to a deleter, a
-// visibility changer, or holds it (its handle is then used after the
-// restart, at the checkpoint).
-func (w *workers) receiver(queue string, vis time.Duration, hold int) func(*rand.Rand) {
+// receiver receives from queue (with query, over the Query protocol) and
+// hands each message to a deleter, a visibility changer, or holds it (its
+// handle is then used after the restart, at the checkpoint).
+func (w *workers) receiver(queue string, vis time.Duration, hold int, query bool) func(*rand.Rand) {
 	return func(rnd *rand.Rand) {
 		h := w.h
 		for w.ctx.Err() == nil {
@@ -366,7 +491,15 @@ func (w *workers) receiver(queue string, vis time.Duration, hold int) func(*rand
 				attempt = aws.String(h.body("attempt"))
 			}
 			ctx, cancel := call(w.ctx)
-			got, err := h.receive(ctx, queue, vis, attempt)
+			var got []received
+			var err error
+			if query {
+				got, err = h.query.receive(ctx, h.urls[queue], vis)
+				h.st.queryReceives.Add(int64(len(got)))
+				h.st.receives.Add(int64(len(got)))
+			} else {
+				got, err = h.receive(ctx, queue, vis, attempt)
+			}
 			cancel()
 			if err != nil {
 				if !w.failed("ReceiveMessage", err, false, nil) {
@@ -395,7 +528,7 @@ func (w *workers) receiver(queue string, vis time.Duration, hold int) func(*rand
 
 // receive calls ReceiveMessage (with a ReceiveRequestAttemptId on FIFO).
 func (h *harness) receive(ctx context.Context, queue string, vis time.Duration, attempt *string) ([]received, error) {
-	out, err := h.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(h.urls[queue]), MaxNumberOfMessages: 10,
+	out, err := h.client(queue).ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(h.urls[queue]), MaxNumberOfMessages: 10,
 		WaitTimeSeconds: 1, VisibilityTimeout: int32(vis / time.Second), ReceiveRequestAttemptId: attempt,
 		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll}})
 	if err != nil {
@@ -411,8 +544,13 @@ func (h *harness) receive(ctx context.Context, queue string, vis time.Duration, 
 	return got, nil
 }
 
-// deleter deletes what it is handed, alone or in batches.
-func (w *workers) deleter(rnd *rand.Rand) {
+// deleter deletes what it is handed, alone or in batches; with query,
+// those of the default namespace over the Query protocol.
+func (w *workers) deleter(query bool) func(*rand.Rand) {
+	return func(rnd *rand.Rand) { w.deleteHanded(rnd, query) }
+}
+
+func (w *workers) deleteHanded(rnd *rand.Rand, query bool) {
 	for {
 		var first *hnd
 		select {
@@ -432,11 +570,12 @@ func (w *workers) deleter(rnd *rand.Rand) {
 		}
 		for q, hs := range byQueue {
 			ok := true
+			qry := query && q != qStd2
 			if len(hs) > 1 && rnd.IntN(2) == 0 {
-				ok = w.h.deleteBatch(w.ctx, q, hs)
+				ok = w.h.deleteBatch(w.ctx, q, hs, qry)
 			} else {
 				for _, hd := range hs {
-					if ok = w.h.deleteOne(w.ctx, hd); !ok {
+					if ok = w.h.deleteOne(w.ctx, hd, qry); !ok {
 						break
 					}
 				}
@@ -448,11 +587,17 @@ func (w *workers) deleter(rnd *rand.Rand) {
 	}
 }
 
-// deleteOne deletes hd's message; false when the connection failed.
-func (h *harness) deleteOne(ctx context.Context, hd *hnd) bool {
+// deleteOne deletes hd's message (with query, over the Query protocol);
+// false when the connection failed.
+func (h *harness) deleteOne(ctx context.Context, hd *hnd, query bool) bool {
 	h.l.deleting([]*hnd{hd})
 	c, cancel := call(ctx)
-	_, err := h.sqs.DeleteMessage(c, &sqs.DeleteMessageInput{QueueUrl: aws.String(h.urls[hd.m.queue]), ReceiptHandle: aws.String(hd.rh)})
+	var err error
+	if query {
+		err = h.query.delete(c, h.urls[hd.m.queue], hd.rh)
+	} else {
+		_, err = h.client(hd.m.queue).DeleteMessage(c, &sqs.DeleteMessageInput{QueueUrl: aws.String(h.urls[hd.m.queue]), ReceiptHandle: aws.String(hd.rh)})
+	}
 	cancel()
 	if err != nil {
 		code, ok := answered(err)
@@ -464,20 +609,41 @@ func (h *harness) deleteOne(ctx context.Context, hd *hnd) bool {
 		return true
 	}
 	h.l.deleted(hd)
-	h.st.deletes.Add(1)
+	h.deletedN(query, 1)
 	return true
 }
 
-// deleteBatch deletes hs (of one queue) in one call; false when the
-// connection failed.
-func (h *harness) deleteBatch(ctx context.Context, queue string, hs []*hnd) bool {
+func (h *harness) deletedN(query bool, n int64) {
+	h.st.deletes.Add(n)
+	if query {
+		h.st.queryDeletes.Add(n)
+	}
+}
+
+// deleteBatch deletes hs (of one queue) in one call (with query, over the
+// Query protocol); false when the connection failed.
+func (h *harness) deleteBatch(ctx context.Context, queue string, hs []*hnd, query bool) bool {
 	h.l.deleting(hs)
 	entries := make([]types.DeleteMessageBatchRequestEntry, len(hs))
 	for i, hd := range hs {
 		entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(hd.rh)}
 	}
 	c, cancel := call(ctx)
-	out, err := h.sqs.DeleteMessageBatch(c, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(h.urls[queue]), Entries: entries})
+	var ok []int
+	var failed []batchFailed
+	var err error
+	if query {
+		ok, failed, err = h.query.deleteBatch(c, h.urls[queue], entries)
+	} else {
+		var out *sqs.DeleteMessageBatchOutput
+		if out, err = h.client(queue).DeleteMessageBatch(c, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(h.urls[queue]), Entries: entries}); err == nil {
+			for _, s := range out.Successful {
+				i, _ := strconv.Atoi(*s.Id)
+				ok = append(ok, i)
+			}
+			failed = sdkFailed(out.Failed)
+		}
+	}
 	cancel()
 	if err != nil {
 		ms := make([]*msg, len(hs))
@@ -491,15 +657,13 @@ func (h *harness) deleteBatch(ctx context.Context, queue string, hs []*hnd) bool
 		}
 		return ok
 	}
-	for _, s := range out.Successful {
-		i, _ := strconv.Atoi(*s.Id)
+	for _, i := range ok {
 		h.l.deleted(hs[i])
-		h.st.deletes.Add(1)
+		h.deletedN(query, 1)
 	}
-	for _, f := range out.Failed {
-		i, _ := strconv.Atoi(*f.Id)
-		h.noteErr("DeleteMessageBatch entry", *f.Code)
-		h.l.refused(hs[i], "DeleteMessageBatch", *f.Code, false)
+	for _, f := range failed {
+		h.noteErr("DeleteMessageBatch entry", f.code)
+		h.l.refused(hs[f.i], "DeleteMessageBatch", f.code, false)
 	}
 	return true
 }
@@ -522,7 +686,7 @@ func (w *workers) visChanger(rnd *rand.Rand) {
 		}
 		h.l.changing(hd)
 		ctx, cancel := call(w.ctx)
-		_, err := h.sqs.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(h.urls[hd.m.queue]),
+		_, err := h.client(hd.m.queue).ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(h.urls[hd.m.queue]),
 			ReceiptHandle: aws.String(hd.rh), VisibilityTimeout: int32(vis / time.Second)})
 		cancel()
 		if err != nil {
@@ -563,5 +727,93 @@ func (w *workers) publisher(rnd *rand.Rand) {
 		}
 		h.l.published(p, *out.MessageId)
 		h.st.publishes.Add(1)
+	}
+}
+
+// fifoPublisher publishes one group's bodies to the FIFO topic in counter
+// order, each its own deduplication id; the topic delivers them to
+// qFanFIFO before it answers.
+func (w *workers) fifoPublisher(group string) func(*rand.Rand) {
+	return func(rnd *rand.Rand) {
+		h := w.h
+		for w.ctx.Err() == nil {
+			if h.l.outstanding(qFanFIFO) > 150 {
+				if !w.pause(20 * time.Millisecond) {
+					return
+				}
+				continue
+			}
+			if !w.pause(time.Duration(rnd.IntN(8)) * time.Millisecond) {
+				return
+			}
+			ms := h.l.nextInGroup(qFanFIFO, group, 1)
+			ctx, cancel := call(w.ctx)
+			_, err := h.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(h.fifoARN), Message: aws.String(ms[0].key),
+				MessageGroupId: aws.String(group), MessageDeduplicationId: aws.String(ms[0].key)})
+			cancel()
+			if err != nil {
+				w.failed("Publish FIFO", err, true, ms)
+				return // the rest of the group waits for the resend after the restart
+			}
+			h.l.acked(ms[0], "", "")
+			h.st.fifoPublishes.Add(1)
+		}
+	}
+}
+
+// redriver works qSrc and its dead-letter queue: it sends to qSrc and
+// receives from it without deleting (no visibility timeout, so a message's
+// third receive moves it to qDLQ), starts move tasks that send qDLQ's
+// messages back, 5 a second (so that one is running at most kills), and
+// deletes some of those that came back.
+func (w *workers) redriver(rnd *rand.Rand) {
+	h := w.h
+	for w.ctx.Err() == nil {
+		if h.l.outstanding(qSrc) < 60 {
+			m := h.l.attempt(qSrc, h.body("redrive"), "", 0)
+			ctx, cancel := call(w.ctx)
+			out, err := h.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(h.urls[qSrc]), MessageBody: aws.String(m.key)})
+			cancel()
+			if err != nil {
+				if !w.failed("SendMessage", err, true, []*msg{m}) {
+					return
+				}
+				continue
+			}
+			h.l.acked(m, *out.MessageId, "")
+			h.sent(qSrc, false, 1)
+		}
+		ctx, cancel := call(w.ctx)
+		got, err := h.receive(ctx, qSrc, 0, nil)
+		cancel()
+		if err != nil {
+			if !w.failed("ReceiveMessage", err, false, nil) {
+				return
+			}
+			continue
+		}
+		for _, hd := range h.l.receive(qSrc, got, 0) {
+			if hd != nil && h.l.cameBack(hd.m) && rnd.IntN(2) == 0 && !h.deleteOne(w.ctx, hd, false) {
+				return
+			}
+		}
+		if rnd.IntN(4) > 0 {
+			continue
+		}
+		ctx, cancel = call(w.ctx)
+		_, err = h.sqs.StartMessageMoveTask(ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.arns[qDLQ]), MaxNumberOfMessagesPerSecond: aws.Int32(5)})
+		cancel()
+		if err != nil {
+			code, ok := answered(err)
+			if !ok {
+				return // started or not: the checkpoint's listing tells
+			}
+			if code != "InvalidParameterValue" { // a task is running: the usual answer
+				h.noteErr("StartMessageMoveTask", code)
+			}
+			continue
+		}
+		h.l.taskStarted()
+		h.st.taskStarts.Add(1)
 	}
 }

@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
@@ -130,27 +132,44 @@ func (h *harness) run(p *proc, cycle int, d time.Duration, kill bool) bool {
 	w := &workers{h: h, ctx: ctx, del: make(chan *hnd, 1<<14), vis: make(chan *hnd, 1<<14), cycle: cycle}
 	n := 0
 	next := func() int { n++; return n }
-	for range 2 {
-		w.spawn(next(), w.stdSender)
-		w.spawn(next(), w.receiver(qStd, visStd, 10))
-		w.spawn(next(), w.deleter)
+	for _, query := range []bool{false, true} { // one of each over the Query protocol
+		w.spawn(next(), w.stdSender(qStd, query, 400))
+		w.spawn(next(), w.receiver(qStd, visStd, 10, query))
+		w.spawn(next(), w.deleter(query))
 	}
 	for _, g := range groups {
 		w.spawn(next(), w.fifoSender(g))
 	}
-	w.spawn(next(), w.receiver(qFIFO, visFIFO, 3))
-	w.spawn(next(), w.receiver(qFanRaw, visStd, 10))
-	w.spawn(next(), w.receiver(qFanEnv, visStd, 10))
+	w.spawn(next(), w.receiver(qFIFO, visFIFO, 3, false))
+	w.spawn(next(), w.receiver(qFanRaw, visStd, 10, false))
+	w.spawn(next(), w.receiver(qFanEnv, visStd, 10, false))
 	w.spawn(next(), w.visChanger)
 	w.spawn(next(), w.publisher)
+	for _, g := range pubGroups {
+		w.spawn(next(), w.fifoPublisher(g))
+	}
+	w.spawn(next(), w.receiver(qFanFIFO, visFIFO, 3, false))
+	w.spawn(next(), w.redriver)
+	w.spawn(next(), w.stdSender(qStd2, false, 200))
+	w.spawn(next(), w.receiver(qStd2, visStd, 10, false))
 	died := false
 	select {
 	case <-time.After(d):
 	case <-p.done:
 		died = true
 	}
+	if kill && !died && cycle%3 == 2 {
+		// Every third kill waits (up to 2 s) for a snapshot to be
+		// written, so that many kills cut one off.
+		for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Microsecond) {
+			if _, writing := snapshotFiles(p.dir); writing {
+				break
+			}
+		}
+	}
 	if kill {
 		p.kill()
+		h.afterKill(p.dir)
 	}
 	cancel()
 	w.wg.Wait()
@@ -189,9 +208,28 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 		}
 		l.checkQueue(q, peek)
 	}
-	// Dedup across the crash: the unanswered FIFO sends and the last
-	// answered one of each group, again with the same deduplication id.
+	running, err := h.checkPair(ctx, p)
+	if err != nil {
+		t.Fatalf("cycle %d: %v\n%s", l.cycle, err, p.tail())
+	}
+	// Dedup across the crash: the unanswered FIFO sends and publishes and
+	// the last answered one of each group, again with the same
+	// deduplication id.
 	for _, m := range l.fifoToResend() {
+		if m.queue == qFanFIFO {
+			if _, err := h.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(h.fifoARN), Message: aws.String(m.key),
+				MessageGroupId: aws.String(m.group), MessageDeduplicationId: aws.String(m.key)}); err != nil {
+				code, ok := answered(err)
+				if !ok {
+					t.Fatalf("cycle %d: publishing %s again: %v\n%s", l.cycle, m.key, err, p.tail())
+				}
+				h.noteErr("Publish FIFO again", code) // a lost topic: checkTopology counted it
+				continue
+			}
+			l.resent(m, "", "")
+			h.st.resends.Add(1)
+			continue
+		}
 		out, err := h.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(h.urls[qFIFO]), MessageBody: aws.String(m.key),
 			MessageGroupId: aws.String(m.group), MessageDeduplicationId: aws.String(m.key)})
 		if err != nil {
@@ -200,11 +238,16 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 		l.resent(m, *out.MessageId, aws.ToString(out.SequenceNumber))
 		h.st.resends.Add(1)
 	}
+	pubPeek, err := p.peekAll(ctx, qFanFIFO)
+	if err != nil {
+		t.Fatalf("cycle %d: %v", l.cycle, err)
+	}
+	l.checkCopies(qFanFIFO, pubPeek)
 	peek, err := p.peekAll(ctx, qFIFO)
 	if err != nil {
 		t.Fatalf("cycle %d: %v", l.cycle, err)
 	}
-	l.checkCopies(peek)
+	l.checkCopies(qFIFO, peek)
 	// A FIFO receive the kill cut off, retried with its attempt id: if it
 	// took messages, the retry returns those (their handles are then used).
 	if attempt, lost, maybe := l.takeLostReceive(peek); attempt != "" {
@@ -243,9 +286,9 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 			n := min(len(hs), 1+len(hs)%10)
 			ok := true
 			if n == 1 {
-				ok = h.deleteOne(ctx, hs[0])
+				ok = h.deleteOne(ctx, hs[0], false)
 			} else {
-				ok = h.deleteBatch(ctx, q, hs[:n])
+				ok = h.deleteBatch(ctx, q, hs[:n], false)
 			}
 			if !ok {
 				t.Fatalf("cycle %d: deleting with handles from before the crash: the connection failed\n%s", l.cycle, p.tail())
@@ -285,12 +328,96 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 		moved += 2 * time.Second
 		l.offset += 2 * time.Second
 	}
+	// A move task running at the restart resumes and finishes: a tick a
+	// second on the clock, 5 messages a tick.
+	for try := 0; running > 0; try++ {
+		if try == 40 {
+			h.v.add(l.cycle, invTask, fmt.Sprintf("%s tasks, cycle %d", qDLQ, l.cycle), "%d move tasks still running after %d s more on the clock", running, try)
+			break
+		}
+		if err := p.advance(ctx, time.Second); err != nil {
+			t.Fatalf("cycle %d: %v", l.cycle, err)
+		}
+		moved += time.Second
+		l.offset += time.Second
+		st, err := h.tasks(ctx)
+		if err != nil {
+			t.Fatalf("cycle %d: %v", l.cycle, err)
+		}
+		if running = count(st, "RUNNING"); running == 0 {
+			h.st.tasksResumed.Add(1)
+		}
+	}
 	if rest := settleAdvance - moved; rest > 0 {
 		if err := p.advance(ctx, rest); err != nil {
 			t.Fatalf("cycle %d: %v", l.cycle, err)
 		}
 		l.offset += rest
 	}
+}
+
+// afterKill notes whether the kill cut a snapshot off and whether the log
+// was compacted since the last kill.
+func (h *harness) afterKill(dir string) {
+	if dir == "" {
+		return
+	}
+	newest, writing := snapshotFiles(dir)
+	if writing {
+		h.st.killsInSnapshot.Add(1)
+	}
+	if newest > h.lastSnap {
+		h.st.compactions.Add(int64(newest - h.lastSnap))
+		h.lastSnap = newest
+	}
+}
+
+// checkPair checks qSrc and qDLQ as one after a restart (see mergePair),
+// and their move tasks; it returns how many of those are running.
+func (h *harness) checkPair(ctx context.Context, p *proc) (int, error) {
+	st, err := h.tasks(ctx)
+	if err != nil {
+		return 0, err
+	}
+	running := h.l.checkTasks(st)
+	for try := 0; ; try++ {
+		var looks [3][]peeked
+		for i, q := range []string{qDLQ, qSrc, qDLQ} {
+			if looks[i], err = p.peekAll(ctx, q); err != nil {
+				return 0, err
+			}
+		}
+		merged := h.l.mergePair(looks[0], looks[1], looks[2])
+		if try == 2 || !h.l.pairMissing(merged) {
+			h.st.deadLettered.Add(int64(len(looks[2])))
+			h.l.checkQueue(qSrc, merged)
+			return running, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// tasks are the statuses of qDLQ's 10 newest move tasks.
+func (h *harness) tasks(ctx context.Context) ([]string, error) {
+	out, err := h.sqs.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(h.arns[qDLQ]), MaxResults: aws.Int32(10)})
+	if err != nil {
+		return nil, fmt.Errorf("ListMessageMoveTasks: %w", err)
+	}
+	st := make([]string, len(out.Results))
+	for i, r := range out.Results {
+		st[i] = aws.ToString(r.Status)
+	}
+	return st, nil
+}
+
+func count(ss []string, s string) int {
+	n := 0
+	for _, x := range ss {
+		if x == s {
+			n++
+		}
+	}
+	return n
 }
 
 func (h *harness) summary() string {
@@ -302,6 +429,12 @@ func (h *harness) summary() string {
 		strconv.FormatInt(s.visChanges.Load(), 10) + " visibility changes, " + strconv.FormatInt(s.publishes.Load(), 10) + " publishes (" +
 		strconv.Itoa(msgs) + " delivered to HTTP in " + strconv.Itoa(attempts) + " attempts, " + strconv.FormatInt(s.resumed.Load(), 10) + " of them pending at a kill and delivered after the restart), " + strconv.FormatInt(s.resends.Load(), 10) + " FIFO resends after a crash, " +
 		strconv.FormatInt(s.replays.Load(), 10) + " cut-off FIFO receives retried with their attempt id")
+	fmt.Fprintf(&b, "; over the Query protocol: %d sends, %d messages received, %d deletes; %d sends to a second namespace; %d publishes to a FIFO topic; "+
+		"%d sends to a queue with a dead-letter queue, %d messages seen in that DLQ at checkpoints, %d move tasks started (%d running at a kill, finished after it), %d messages received again after a move task; "+
+		"%d kills during a snapshot, %d compactions",
+		s.querySends.Load(), s.queryReceives.Load(), s.queryDeletes.Load(), s.ns2Sends.Load(), s.fifoPublishes.Load(),
+		s.redriveSends.Load(), s.deadLettered.Load(), s.taskStarts.Load(), s.tasksResumed.Load(), h.l.backsSeen(),
+		s.killsInSnapshot.Load(), s.compactions.Load())
 	h.l.mu.Lock()
 	if h.l.dupes > 0 {
 		b.WriteString("; " + strconv.Itoa(h.l.dupes) + " second copies of a publish in a subscribed queue (at-least-once)")

@@ -27,10 +27,12 @@ const (
 	invTopology    = "queue, topic or subscription lost"
 	invPhantom     = "message nobody sent"
 	invReplay      = "ReceiveRequestAttemptId retry did not return the lost receive"
+	invBoth        = "message in both a dead-letter queue and its source"
+	invTask        = "move task lost, failed or not resumed"
 )
 
 var invariants = []string{invLost, invResurrected, invFIFOOrder, invSeq, invRecvCount, invDedup,
-	invHTTP, invFanout, invHandle, invInflight, invBatch, invClock, invTopology, invPhantom, invReplay}
+	invHTTP, invFanout, invHandle, invInflight, invBatch, invClock, invTopology, invPhantom, invReplay, invBoth, invTask}
 
 // violations counts each broken invariant once per thing it broke for (a
 // lost message is one violation, not one per later check that misses it),
@@ -83,16 +85,44 @@ func (v *violations) report() string {
 	return b.String()
 }
 
-// Queues and topic of the workload.
+// Queues and topics of the workload. A queue's name in the ledger is its
+// name, with "@account/region" for one of the second namespace.
 const (
-	qStd    = "crash-std"
-	qFIFO   = "crash-fifo.fifo"
-	qFanRaw = "crash-fan-raw" // subscribed to the topic with raw delivery
-	qFanEnv = "crash-fan-env" // subscribed with the JSON envelope
-	topic   = "crash-events"
+	qStd     = "crash-std"
+	qFIFO    = "crash-fifo.fifo"
+	qFanRaw  = "crash-fan-raw"       // subscribed to the topic with raw delivery
+	qFanEnv  = "crash-fan-env"       // subscribed with the JSON envelope
+	qFanFIFO = "crash-fan-fifo.fifo" // subscribed to the FIFO topic, raw
+	qDLQ     = "crash-redrive-dlq"
+	qSrc     = "crash-redrive" // its RedrivePolicy moves a message to qDLQ at its third receive
+	qStd2    = qStd + "@" + account2 + "/" + region2
+	topic    = "crash-events"
+	topic2   = "crash-events.fifo"
+
+	// The second namespace: an access key id of 12 digits chooses the
+	// account, the SigV4 scope the region.
+	account2 = "111111111111"
+	region2  = "eu-west-1"
 )
 
-var queues = []string{qStd, qFIFO, qFanRaw, qFanEnv}
+// queues are checked one by one; qSrc and qDLQ as one (each of their
+// messages is in exactly one of them), so they are not listed.
+var queues = []string{qStd, qFIFO, qFanRaw, qFanEnv, qFanFIFO, qStd2}
+
+// nameOf splits a ledger queue name into the queue's name and, for the
+// second namespace, its account and region.
+func nameOf(q string) (name, account, region string) {
+	name, ns, ok := strings.Cut(q, "@")
+	if ok {
+		account, region, _ = strings.Cut(ns, "/")
+	}
+	return name, account, region
+}
+
+func isFIFO(q string) bool { return strings.HasSuffix(q, ".fifo") }
+
+// fanned reports whether a queue gets its messages from a topic.
+func fanned(q string) bool { return q == qFanRaw || q == qFanEnv || q == qFanFIFO }
 
 // msg is what the clients know of one message body: bodies are unique per
 // queue (a FIFO body is also its deduplication id; a subscribed queue's body
@@ -115,6 +145,9 @@ type msg struct {
 
 	maxCount     int // highest ApproximateReceiveCount an acknowledged receive showed
 	countAtCrash int // maxCount when fanout was last killed
+	movedBack    int // qSrc: times a move task sent it back from qDLQ, as far as the clients saw
+	resentIn     int // the cycle of the last resend with its deduplication id after a restart
+	unansweredIn int // the cycle of its last unanswered send
 }
 
 // hnd is a receipt handle a client holds.
@@ -143,8 +176,8 @@ type ledger struct {
 
 	msgs    map[string]*msg   // queue + "|" + key
 	byID    map[string]*msg   // queue + "|" + MessageId
-	groups  map[string][]*msg // FIFO group: its bodies by counter
-	cursor  map[string]int    // FIFO group: the counters below are all deleted or gone
+	groups  map[string][]*msg // queue + "|" + FIFO group: its bodies by counter
+	cursor  map[string]int    // the same: the counters below are all deleted or gone
 	live    map[string]int    // queue: acknowledged messages not deleted nor gone
 	handles map[*hnd]bool
 
@@ -161,6 +194,11 @@ type ledger struct {
 	// returns them again.
 	lostAttempt string
 	visUnknown  map[*msg]bool
+
+	// Move tasks out of qDLQ: how many StartMessageMoveTask calls were
+	// acknowledged (ListMessageMoveTasks shows the 10 newest).
+	tasksStarted int
+	backs        int // messages received again in qSrc after a move task
 }
 
 func newLedger(v *violations) *ledger {
@@ -174,7 +212,7 @@ func (l *ledger) violate(inv string, m *msg, format string, args ...any) {
 
 // lostInvariant is the invariant a queue's lost message breaks.
 func lostInvariant(queue string) string {
-	if queue == qFanRaw || queue == qFanEnv {
+	if fanned(queue) {
 		return invFanout
 	}
 	return invLost
@@ -225,24 +263,30 @@ func (l *ledger) attemptLocked(queue, key, group string, counter int) *msg {
 		m = &msg{queue: queue, key: key, group: group, counter: counter}
 		l.msgs[queue+"|"+key] = m
 		if group != "" {
-			if counter != len(l.groups[group]) {
-				panic(fmt.Sprintf("group %s: counter %d after %d", group, counter, len(l.groups[group])))
+			g := queue + "|" + group
+			if counter != len(l.groups[g]) {
+				panic(fmt.Sprintf("group %s: counter %d after %d", g, counter, len(l.groups[g])))
 			}
-			l.groups[group] = append(l.groups[group], m)
+			l.groups[g] = append(l.groups[g], m)
 		}
 	}
 	m.sentAt = time.Now().Add(l.offset)
 	return m
 }
 
-// nextInGroup records the next n bodies of a FIFO group, about to be sent.
-func (l *ledger) nextInGroup(group string, n int) []*msg {
+// nextInGroup records the next n bodies of a FIFO group of queue, about to
+// be sent.
+func (l *ledger) nextInGroup(queue, group string, n int) []*msg {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ms := make([]*msg, n)
+	prefix := group + "/"
+	if queue != qFIFO {
+		prefix = "pub-" + prefix
+	}
 	for i := range ms {
-		c := len(l.groups[group])
-		ms[i] = l.attemptLocked(qFIFO, group+"/"+strconv.Itoa(c), group, c)
+		c := len(l.groups[queue+"|"+group])
+		ms[i] = l.attemptLocked(queue, prefix+strconv.Itoa(c), group, c)
 	}
 	return ms
 }
@@ -259,11 +303,11 @@ func (l *ledger) learnID(m *msg, id string) bool {
 }
 
 // acked records an acknowledged send of m with its MessageId and, for FIFO,
-// SequenceNumber.
+// SequenceNumber (none for a Publish: the queue's differ from the topic's).
 func (l *ledger) acked(m *msg, id, seq string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.learnID(m, id) && m.group != "" {
+	if id != "" && !l.learnID(m, id) && m.group != "" {
 		l.violate(invDedup, m, "send answered with MessageId %s, but it was %s", id, m.id)
 	}
 	m.acked = true
@@ -276,7 +320,7 @@ func (l *ledger) acked(m *msg, id, seq string) {
 			// one must have a higher sequence number than the acknowledged
 			// ones before it, across crashes too.
 			for i := m.counter - 1; i >= 0; i-- {
-				if p := l.groups[m.group][i]; p.seq != "" {
+				if p := l.groups[m.queue+"|"+m.group][i]; p.seq != "" {
 					if !seqLess(p.seq, seq) {
 						l.violate(invSeq, m, "sequence number %s not above %s of %s", seq, p.seq, p.key)
 					}
@@ -332,6 +376,9 @@ func (l *ledger) receive(queue string, got []received, vis time.Duration) []*hnd
 		if l.redelivered(m, r.id) {
 			continue
 		}
+		if queue == qSrc {
+			l.movedBack(m, r.id)
+		}
 		if !l.learnID(m, r.id) && queue != qFanRaw && queue != qFanEnv {
 			if m.group != "" {
 				l.violate(invDedup, m, "received as %s, but it is %s", r.id, m.id)
@@ -355,10 +402,38 @@ func (l *ledger) receive(queue string, got []received, vis time.Duration) []*hnd
 		l.setLive(m)
 		delete(l.visUnknown, m)
 		h := &hnd{m: m, rh: r.rh, cycle: l.cycle, until: now.Add(vis), inflight: true}
-		l.handles[h] = true
+		if vis > 0 { // with none the message is visible at once: its handle is the receiver's alone
+			l.handles[h] = true
+		}
 		out[i] = h
 	}
 	return out
+}
+
+// movedBack follows a message of qSrc under id: a move task out of qDLQ
+// sends it back as a new message, with a new id and no receives yet (a
+// dead-letter move keeps both). Callers hold mu.
+func (l *ledger) movedBack(m *msg, id string) {
+	if m.id == "" || m.id == id {
+		return
+	}
+	delete(l.byID, m.queue+"|"+m.id)
+	m.id, m.maxCount, m.countAtCrash = "", 0, 0
+	m.movedBack++
+	l.backs++
+}
+
+func (l *ledger) backsSeen() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.backs
+}
+
+// cameBack reports whether a move task sent m back from qDLQ.
+func (l *ledger) cameBack(m *msg) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return m.movedBack > 0
 }
 
 // redelivered reports whether id is a second copy of a published message
@@ -388,6 +463,9 @@ func (l *ledger) checkFIFO(m *msg, r received, lastInGroup map[string]int) {
 	if r.group != m.group {
 		l.violate(invFIFOOrder, m, "received in group %q, sent in %q", r.group, m.group)
 	}
+	if m.seq == "" && m.queue == qFanFIFO {
+		m.seq = r.seq // the queue's, known once it is received
+	}
 	if m.seq != "" && r.seq != m.seq {
 		l.violate(invSeq, m, "received with SequenceNumber %s, sent with %s", r.seq, m.seq)
 	}
@@ -399,12 +477,12 @@ func (l *ledger) checkFIFO(m *msg, r received, lastInGroup map[string]int) {
 		return
 	}
 	lastInGroup[m.group] = m.counter
-	g := l.groups[m.group]
-	c := l.cursor[m.group]
+	g := l.groups[m.queue+"|"+m.group]
+	c := l.cursor[m.queue+"|"+m.group]
 	for c < len(g) && (g[c].deleted || g[c].delTried || g[c].gone) {
 		c++
 	}
-	l.cursor[m.group] = c
+	l.cursor[m.queue+"|"+m.group] = c
 	for i := c; i < m.counter; i++ {
 		if p := g[i]; p.acked && !p.deleted && !p.delTried && !p.gone {
 			l.violate(invFIFOOrder, m, "received while %s, sent before it, was neither deleted nor being deleted", p.key)
@@ -572,12 +650,18 @@ func (l *ledger) checkQueue(queue string, peek []peeked) {
 			continue
 		}
 		copies[m]++
-		if copies[m] > 1 && queue == qFIFO {
+		if copies[m] > 1 && isFIFO(queue) {
 			l.violate(invDedup, m, "%d copies after a restart (%s and %s)", copies[m], present[m].MessageID, p.MessageID)
 		}
 		present[m] = p
-		if !l.learnID(m, p.MessageID) && (queue == qStd || queue == qFIFO) && copies[m] == 1 {
+		if queue == qSrc {
+			l.movedBack(m, p.MessageID)
+		}
+		if !l.learnID(m, p.MessageID) && queue != qFanRaw && queue != qFanEnv && copies[m] == 1 {
 			l.violate(invPhantom, m, "there as %s, but it was %s", p.MessageID, m.id)
+		}
+		if m.seq == "" && queue == qFanFIFO {
+			m.seq = p.SystemAttributes["SequenceNumber"]
 		}
 		if m.deleted || m.gone {
 			l.violate(invResurrected, m, "there (%s) after %s", p.State, goneWhy(m))
@@ -613,6 +697,12 @@ func (l *ledger) checkQueue(queue string, peek []peeked) {
 		switch {
 		case m.acked && !m.delTried:
 			why := "its send was acknowledged"
+			if m.resentIn > 0 {
+				why = fmt.Sprintf("acknowledged when it was sent again after the restart of cycle %d", m.resentIn)
+			}
+			if m.unansweredIn > 0 {
+				why += fmt.Sprintf("; a send of it the kill of cycle %d cut off", m.unansweredIn)
+			}
 			if m.received {
 				why = "a receive returned it"
 			}
@@ -666,6 +756,7 @@ func (l *ledger) unanswered(send bool, b []*msg) {
 	if send && b[0].group != "" {
 		for _, m := range b {
 			l.fifoUnanswered[m] = true
+			m.unansweredIn = l.cycle
 		}
 	}
 	if len(b) == 1 {
@@ -692,7 +783,7 @@ func (l *ledger) fifoToResend() []*msg {
 	}
 	sort.Strings(names)
 	for _, g := range names {
-		ms := l.groups[g]
+		ms := l.groups[g] // in name order: a group's sends are resent in counter order
 		start := len(ms)
 		for start > 0 && l.fifoUnanswered[ms[start-1]] {
 			start--
@@ -710,11 +801,12 @@ func (l *ledger) fifoToResend() []*msg {
 	return out
 }
 
-// resent checks the reply to a resend of m with its deduplication id.
+// resent checks the reply to a resend of m with its deduplication id (id
+// and seq are empty for a Publish: the topic's are not the queue's).
 func (l *ledger) resent(m *msg, id, seq string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if m.acked && m.id != "" && (m.id != id || (m.seq != "" && m.seq != seq)) {
+	if id != "" && m.acked && m.id != "" && (m.id != id || (m.seq != "" && m.seq != seq)) {
 		l.violate(invDedup, m, "a resend with its deduplication id after a restart got MessageId %s (SequenceNumber %s), not %s (%s)", id, seq, m.id, m.seq)
 		// Follow the new copy from now on, so that one fault is one violation.
 		delete(l.byID, m.queue+"|"+m.id)
@@ -724,7 +816,10 @@ func (l *ledger) resent(m *msg, id, seq string) {
 		// The unanswered send did not land: this resend is the send.
 		m.gone = false
 	}
-	l.learnID(m, id)
+	if id != "" {
+		l.learnID(m, id)
+	}
+	m.resentIn = l.cycle
 	if seq != "" && m.seq == "" {
 		m.seq = seq
 	}
@@ -732,14 +827,14 @@ func (l *ledger) resent(m *msg, id, seq string) {
 	l.setLive(m)
 }
 
-// checkCopies checks, after the resends, that each FIFO body is there once
-// at most, under the MessageId the clients know.
-func (l *ledger) checkCopies(peek []peeked) {
+// checkCopies checks, after the resends, that each body of a FIFO queue is
+// there once at most, under the MessageId the clients know.
+func (l *ledger) checkCopies(queue string, peek []peeked) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	seen := map[string]int{}
 	for _, p := range peek {
-		m := l.msgs[qFIFO+"|"+p.Body]
+		m := l.msgs[queue+"|"+p.Body]
 		if m == nil {
 			continue // reported by checkQueue
 		}
@@ -797,4 +892,81 @@ func (l *ledger) undelivered(delivered func(id string) bool) []*pub {
 	}
 	l.pubs = rest
 	return out
+}
+
+// mergePair joins three looks at qSrc and qDLQ, taken in the order dlqA,
+// src, dlqC, into one list to check as qSrc's. While they are taken a move
+// task may send messages from qDLQ back to qSrc (nothing moves the other
+// way without a receive, and the checkpoint receives nothing from qSrc):
+// a body in both looks at qDLQ and in qSrc was in both queues at once;
+// one in qDLQ then qSrc was moved between the looks.
+func (l *ledger) mergePair(dlqA, src, dlqC []peeked) []peeked {
+	inA, inC := map[string]bool{}, map[string]bool{}
+	for _, p := range dlqA {
+		inA[p.Body] = true
+	}
+	for _, p := range dlqC {
+		inC[p.Body] = true
+	}
+	out := append([]peeked(nil), src...)
+	inSrc := map[string]bool{}
+	for _, p := range src {
+		inSrc[p.Body] = true
+		if inA[p.Body] && inC[p.Body] {
+			l.v.add(l.cycle, invBoth, qSrc+" "+p.Body, "in %s as %s (%s, receive count %d) and in %s all along", qSrc, p.MessageID, p.State, p.ReceiveCount, qDLQ)
+		}
+	}
+	for _, p := range append(dlqA, dlqC...) {
+		if !inSrc[p.Body] {
+			inSrc[p.Body] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// pairMissing reports whether an acknowledged message of qSrc is in none
+// of the looks (a move task's message is out of qDLQ a moment before it is
+// in qSrc, so the checkpoint looks again before it calls it lost).
+func (l *ledger) pairMissing(merged []peeked) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	there := map[string]bool{}
+	for _, p := range merged {
+		there[p.Body] = true
+	}
+	for _, m := range l.msgs {
+		if m.queue == qSrc && m.acked && !m.deleted && !m.delTried && !m.gone && !there[m.key] {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *ledger) taskStarted() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tasksStarted++
+}
+
+// checkTasks checks qDLQ's move tasks after a restart: every acknowledged
+// start is listed (ListMessageMoveTasks shows the 10 newest), and none
+// failed or was cancelled (nothing cancels them, and their destination
+// always exists). It returns how many are running.
+func (l *ledger) checkTasks(statuses []string) (running int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if want := min(l.tasksStarted, 10); len(statuses) < want {
+		l.v.add(l.cycle, invTask, fmt.Sprintf("%s tasks, cycle %d", qDLQ, l.cycle), "%d move tasks listed after a restart, %d were acknowledged as started", len(statuses), l.tasksStarted)
+	}
+	for i, st := range statuses {
+		switch st {
+		case "RUNNING":
+			running++
+		case "COMPLETED":
+		default:
+			l.v.add(l.cycle, invTask, fmt.Sprintf("%s task %d, cycle %d", qDLQ, i, l.cycle), "a move task is %s after a restart", st)
+		}
+	}
+	return running
 }

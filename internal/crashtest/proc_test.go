@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,6 +74,7 @@ func freePort(t *testing.T) int {
 type proc struct {
 	cmd  *exec.Cmd
 	url  string
+	dir  string
 	mu   sync.Mutex
 	log  []string // the last lines of its stderr
 	done chan struct{}
@@ -83,6 +85,13 @@ type proc struct {
 }
 
 var tookRE = regexp.MustCompile(`data dir opened.* took=(\S+)`)
+
+// compaction is the test hook that makes fanout compact its log once the
+// segments since the last snapshot hold more than 256 KiB and half the
+// snapshot (rather than 8 MiB and twice it), so that kills land in the
+// middle of snapshots: several compactions a cycle. Set either variable to
+// choose another.
+var compaction = map[string]string{"FANOUT_TEST_COMPACT_MIN": "262144", "FANOUT_TEST_COMPACT_RATIO": "0.5"}
 
 const logLines = 40
 
@@ -97,6 +106,12 @@ func startFanout(bin, dir string, port int) (*proc, error) {
 		args = append(args, strings.Fields(os.Getenv("FANOUT_CRASH_FLAGS"))...)
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = os.Environ()
+	for k, v := range compaction {
+		if os.Getenv(k) == "" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -104,7 +119,7 @@ func startFanout(bin, dir string, port int) (*proc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
+	p := &proc{cmd: cmd, dir: dir, done: make(chan struct{})}
 	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -220,7 +235,12 @@ func (p *proc) peekAll(ctx context.Context, queue string) ([]peeked, error) {
 		Messages []peeked `json:"messages"`
 		More     bool     `json:"more"`
 	}
-	if err := p.admin(ctx, "/_fanout/sqs/queues/"+queue+"/messages?limit=1000", nil, &page); err != nil {
+	name, account, region := nameOf(queue)
+	path := "/_fanout/sqs/queues/" + url.PathEscape(name) + "/messages?limit=1000"
+	if account != "" {
+		path += "&account=" + account + "&region=" + region
+	}
+	if err := p.admin(ctx, path, nil, &page); err != nil {
 		return nil, err
 	}
 	if page.More {
@@ -261,4 +281,23 @@ func dirBytes(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// snapshotFiles are the number of the newest complete snapshot in dir (one more per compaction: it is the number of the log segment the
+// compaction began) and whether a snapshot was being written (its
+// temporary file is there).
+func snapshotFiles(dir string) (newest uint64, writing bool) {
+	names, _ := filepath.Glob(filepath.Join(dir, "snap-*"))
+	for _, n := range names {
+		base := filepath.Base(n)
+		if strings.HasSuffix(base, ".tmp") {
+			writing = true
+			continue
+		}
+		num, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(base, "snap-"), ".snap"), 16, 64)
+		if err == nil && num > newest {
+			newest = num
+		}
+	}
+	return newest, writing
 }
