@@ -49,7 +49,7 @@ type stats struct {
 	querySends, queryReceives, queryDeletes atomic.Int64 // over the Query protocol
 	ns2Sends, fifoPublishes                 atomic.Int64 // to the second namespace; to the FIFO topic
 	redriveSends, taskStarts, tasksResumed  atomic.Int64 // to qSrc; move tasks; running at a restart and finished after it
-	deadLettered, movedBack                 atomic.Int64 // seen in qDLQ at a checkpoint; received again in qSrc with a new id
+	deadLettered                            atomic.Int64 // seen in qDLQ at a checkpoint
 	killsInSnapshot, compactions            atomic.Int64 // kills that cut a snapshot off; cycles whose kill found a newer snapshot
 }
 
