@@ -4,8 +4,29 @@ package id
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	mrand "math/rand/v2"
+	"sync"
 )
+
+// generators hand out cryptographically strong random bytes faster than a
+// getrandom call per id: ChaCha8 generators, each seeded from crypto/rand,
+// one per goroutine at a time. A message id costs a few nanoseconds instead
+// of about a hundred, ten times over for a batch or an SNS fan-out.
+var generators = sync.Pool{New: func() any {
+	var seed [32]byte
+	_, _ = rand.Read(seed[:]) // crypto/rand.Read never fails on supported platforms
+	return mrand.NewChaCha8(seed)
+}}
+
+// random16 fills b with random bytes.
+func random16(b *[16]byte) {
+	g := generators.Get().(*mrand.ChaCha8)
+	binary.LittleEndian.PutUint64(b[:8], g.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], g.Uint64())
+	generators.Put(g)
+}
 
 // UUID returns a random (version 4) UUID in its canonical text form.
 func UUID() string {
@@ -18,7 +39,7 @@ func UUID() string {
 // one string out of several parts.
 func PutUUID(dst *[36]byte) {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	random16(&b)
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	out := dst

@@ -26,3 +26,10 @@ func BenchmarkUUID(b *testing.B) {
 		_ = UUID()
 	}
 }
+
+func BenchmarkPutUUID(b *testing.B) {
+	var out [36]byte
+	for b.Loop() {
+		PutUUID(&out)
+	}
+}
