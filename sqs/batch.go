@@ -89,19 +89,20 @@ type SendBatchResult struct {
 // SendBatch sends up to 10 messages; entries that fail validation are
 // reported in failed while the others are sent.
 func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, failed []BatchFailure, err error) {
-	ids := make([]string, len(entries))
+	var idBuf [10]string // no allocation for a batch of at most 10
+	ids := idBuf[:0]
 	total := 0
-	for i, e := range entries {
-		ids[i] = e.ID
+	for _, e := range entries {
+		ids = append(ids, e.ID)
 		total += len(e.Body) + attributesSize(e.Attributes)
 	}
 	if err := CheckBatch("SendMessageBatchRequestEntry", ids); err != nil {
 		return nil, nil, err
 	}
+	cfg := q.cfg() // one copy for every entry
 	if q.Fifo() {
 		// On a FIFO queue a missing group or deduplication id fails the whole
 		// batch, not just its entry.
-		cfg := q.cfg()
 		for _, e := range entries {
 			if e.GroupID == "" {
 				return nil, nil, ErrInvalidParameterValue.New("The request must contain the parameter MessageGroupId.")
@@ -121,7 +122,7 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 	msgs := make([]draft, 0, len(entries))
 	delays := make([]*int, 0, len(entries))
 	for _, e := range entries {
-		m, res, perr := q.prepare(e.SendInput)
+		m, res, perr := q.prepare(cfg, e.SendInput)
 		if perr != nil {
 			failed = append(failed, Failure(e.ID, perr))
 			continue

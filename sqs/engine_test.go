@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -834,5 +835,37 @@ func TestInflightLimitOverLimit(t *testing.T) {
 	q.engine.clock.(*clock.Manual).Advance(time.Second)
 	if out := <-done; len(out) != 0 {
 		t.Fatal("a long poll past the limit returned messages")
+	}
+}
+
+// BodyChecked spares the character scan only: a body SNS already checked
+// is stored as given, and every other rule still applies to it.
+func TestBodyCheckedSkipsOnlyTheCharacterScan(t *testing.T) {
+	t.Parallel()
+	e, _ := newTestEngine(t)
+	q := mustQueue(t, e, "checked", map[string]string{AttrMaximumMessageSize: "1024"})
+	if _, err := q.Send(SendInput{Body: "bell \a"}); code(err) != "InvalidMessageContents" {
+		t.Fatalf("unchecked control character: %v", err)
+	}
+	for _, c := range []struct {
+		in   SendInput
+		code string
+	}{
+		{SendInput{BodyChecked: true}, ErrMissingParameter.Code},
+		{SendInput{Body: strings.Repeat("x", 1025), BodyChecked: true}, ErrInvalidParameterValue.Code},
+		{SendInput{Body: "x", DelaySeconds: ptr(901), BodyChecked: true}, ErrInvalidParameterValue.Code},
+		{SendInput{Body: "x", Attributes: []MessageAttribute{{Name: "a", DataType: "String"}}, BodyChecked: true}, ErrInvalidParameterValue.Code},
+	} {
+		if _, err := q.Send(c.in); code(err) != c.code {
+			t.Errorf("%+v: %v, want %s", c.in, err, c.code)
+		}
+	}
+	res, err := q.Send(SendInput{Body: "checked é", BodyChecked: true})
+	if err != nil || res.MD5OfBody != MD5OfBody("checked é") {
+		t.Fatalf("send: %+v %v", res, err)
+	}
+	got, err := q.Receive(context.Background(), ReceiveInput{MaxNumberOfMessages: ptr(10)})
+	if err != nil || len(got) != 1 || got[0].Body != "checked é" || got[0].MessageID != res.MessageID {
+		t.Fatalf("received %+v %v", got, err)
 	}
 }

@@ -42,16 +42,20 @@ var (
 
 // memGuard caches whether the store is full; one per process, as memory is.
 type memGuard struct {
-	next atomic.Int64 // wall-clock Unix nanoseconds of the next check
+	next atomic.Int64 // nanoseconds since guardEpoch of the next check
 	full atomic.Bool
 }
 
 var storeGuard memGuard
 
+// guardEpoch is what the guard's times count from: time.Since of it reads
+// only the monotonic clock, half of what time.Now reads, on every send.
+var guardEpoch = time.Now()
+
 // check returns the error for a send while the store is full, else nil. It
-// reads the wall clock, not the engine's: memory fills in real time.
+// reads the real clock, not the engine's: memory fills in real time.
 func (g *memGuard) check() error {
-	now := time.Now().UnixNano()
+	now := int64(time.Since(guardEpoch))
 	if next := g.next.Load(); now < next || !g.next.CompareAndSwap(next, now+int64(recheckEvery)) {
 		if g.full.Load() {
 			return throttled()

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math/big"
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -74,8 +74,11 @@ func checkAttributes(attrs []MessageAttribute) ([]MessageAttribute, *awserr.Erro
 	if err := CheckAttributeCount(len(attrs)); err != nil {
 		return nil, err
 	}
-	sorted := append([]MessageAttribute(nil), attrs...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	if len(attrs) == 0 {
+		return nil, nil // most messages: no copy, no sort
+	}
+	sorted := slices.Clone(attrs)
+	slices.SortFunc(sorted, func(a, b MessageAttribute) int { return strings.Compare(a.Name, b.Name) })
 	for i, a := range sorted {
 		if i > 0 && sorted[i-1].Name == a.Name {
 			return nil, ErrInvalidParameterValue.New("Message (user) attribute name %s is already used.", a.Name)

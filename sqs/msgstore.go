@@ -68,6 +68,23 @@ type messageExt struct {
 // put stores d's bytes for r and sets r's byte and sender fields.
 func (s *store) put(r *record, d *draft) {
 	r.sender = s.senderRef(d.sender)
+	r.bodyLen, r.attrLen = uint32(len(d.body)), uint32(len(d.attrs))
+	if r.sender == senderInExt || d.ext.traceHeader != "" || d.ext.dedupID != "" || d.ext.sequenceNum != "" || d.ext.dlqSource != "" {
+		s.putWithExt(r, d)
+		return
+	}
+	// Most messages: no rare system attributes.
+	r.extLen = 0
+	var buf []byte
+	r.chunk, r.off, buf = s.chunks.reserve(r.size())
+	n := copy(buf, d.idMD5)
+	n += copy(buf[n:], d.body)
+	copy(buf[n:], d.attrs)
+}
+
+// putWithExt is put for a message with rare system attributes, which its
+// ext bytes keep.
+func (s *store) putWithExt(r *record, d *draft) {
 	extra := ""
 	if r.sender == senderInExt {
 		extra = d.sender
@@ -75,28 +92,17 @@ func (s *store) put(r *record, d *draft) {
 	fields := [...]string{d.ext.traceHeader, d.ext.dedupID, d.ext.sequenceNum, d.ext.dlqSource, extra}
 	ext := 0
 	for _, f := range fields {
-		if f != "" {
-			ext = 1
-			break
-		}
+		ext += uvarintLen(len(f)) + len(f)
 	}
-	if ext != 0 {
-		ext = 0
-		for _, f := range fields {
-			ext += uvarintLen(len(f)) + len(f)
-		}
-	}
-	r.bodyLen, r.attrLen, r.extLen = uint32(len(d.body)), uint32(len(d.attrs)), uint32(ext)
+	r.extLen = uint32(ext)
 	var buf []byte
 	r.chunk, r.off, buf = s.chunks.reserve(r.size())
 	n := copy(buf, d.idMD5)
 	n += copy(buf[n:], d.body)
 	n += copy(buf[n:], d.attrs)
-	if ext != 0 {
-		for _, f := range fields {
-			n += binary.PutUvarint(buf[n:], uint64(len(f)))
-			n += copy(buf[n:], f)
-		}
+	for _, f := range fields {
+		n += binary.PutUvarint(buf[n:], uint64(len(f)))
+		n += copy(buf[n:], f)
 	}
 }
 
