@@ -251,6 +251,12 @@ func (d *Dispatcher) Deliver(m *Message, sub Subscriber) error {
 // the journal: it returns the record's Waiter (nil when nothing was
 // recorded), so that a publish to several subscriptions waits once.
 func (d *Dispatcher) DeliverJournaled(m *Message, sub Subscriber) (Waiter, error) {
+	return d.deliverJournaled(m, sub, nil)
+}
+
+// deliverJournaled is DeliverJournaled, for a Fan when f is not nil: what
+// it records itself follows what f holds back.
+func (d *Dispatcher) deliverJournaled(m *Message, sub Subscriber, f *Fan) (Waiter, error) {
 	ep, ok := d.endpoints[sub.Protocol]
 	if !ok {
 		d.stats.skip(sub)
@@ -258,7 +264,10 @@ func (d *Dispatcher) DeliverJournaled(m *Message, sub Subscriber) (Waiter, error
 		return nil, ErrNotSupported
 	}
 	if _, toQueue := ep.(sqsEndpoint); toQueue && sub.Policy == nil {
-		return d.deliverToQueue(m, sub)
+		return d.deliverToQueue(m, sub, f)
+	}
+	if f != nil {
+		f.flush()
 	}
 	return d.start(d.newJob(m, nil, sub, ep))
 }

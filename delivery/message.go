@@ -3,6 +3,7 @@ package delivery
 import (
 	"github.com/fanout/fanout/sqs"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fanout/fanout/retrypolicy"
@@ -44,29 +45,44 @@ type Message struct {
 	// deliveries show it as the sender.
 	DisplayName string
 
+	// BodyChecked says Body holds only the characters SQS accepts in a
+	// message body (fanout's SNS checks a published message with that
+	// rule): its raw deliveries to queues skip SQS's own scan of it.
+	BodyChecked bool
+
 	mu         sync.Mutex
 	signatures map[string]string // string to sign -> signature
-	// The MD5 of the raw payload, computed once for all queues; md5s holds
-	// those of other payloads (MessageStructure=json gives one per protocol).
-	md5Text, md5Sum string
-	md5s            map[string]string
-	kept            *keptMessage // the records' view of it, made once
+	// The MD5 of the raw payload, computed once for all queues and read
+	// without the lock; md5s holds those of other payloads
+	// (MessageStructure=json gives one per protocol).
+	md5First atomic.Pointer[textSum]
+	md5s     map[string]string
+	// kept is the records' view of it, made once (under mu) and read
+	// without the lock.
+	kept atomic.Pointer[keptMessage]
 }
+
+// textSum is a payload and its MD5.
+type textSum struct{ text, sum string }
 
 // md5Of returns the MD5 SQS reports for a raw payload of this message,
 // computing it once however many queues receive it.
 func (m *Message) md5Of(text string) string {
+	if f := m.md5First.Load(); f != nil && f.text == text {
+		return f.sum
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.md5Sum != "" && m.md5Text == text {
-		return m.md5Sum
+	f := m.md5First.Load()
+	if f != nil && f.text == text {
+		return f.sum
 	}
 	if sum, ok := m.md5s[text]; ok {
 		return sum
 	}
 	sum := sqs.MD5OfBody(text)
-	if m.md5Sum == "" {
-		m.md5Text, m.md5Sum = text, sum
+	if f == nil {
+		m.md5First.Store(&textSum{text, sum})
 		return sum
 	}
 	if m.md5s == nil {
@@ -93,6 +109,7 @@ func (m *Message) AsReplay() *Message {
 		Body: m.Body, PerProtocol: m.PerProtocol, Attributes: m.Attributes,
 		Fifo: m.Fifo, GroupID: m.GroupID, DedupID: m.DedupID, SequenceNumber: m.SequenceNumber,
 		SignatureVersion: m.SignatureVersion, Replayed: true, DisplayName: m.DisplayName,
+		BodyChecked: m.BodyChecked,
 	}
 }
 

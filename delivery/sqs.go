@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/fanout/fanout/sqs"
 )
@@ -32,6 +33,9 @@ type QueueMessage struct {
 	// BodyMD5, when set, is MD5OfBody(Body), computed once for every queue
 	// that receives the same raw payload.
 	BodyMD5 string
+	// BodyChecked says Body holds only characters SQS accepts (see
+	// Message.BodyChecked).
+	BodyChecked bool
 }
 
 // SenderID is the SenderId SQS shows on messages SNS delivered (the id AWS's
@@ -79,15 +83,31 @@ func (sqsEndpoint) attempt(d *Dispatcher, j *job) result {
 // With a journal the send's record is not waited for here: its Waiter is
 // returned, so that a publish to several queues starts every record before
 // it waits once, outside every lock, and the records share one sync.
-func (d *Dispatcher) deliverToQueue(m *Message, sub Subscriber) (Waiter, error) {
-	gen, now := d.generation.Load(), d.clock.Now()
+//
+// With a Fan (f not nil) the success is counted and recorded with the
+// others of the fan, under one lock each, and the fan's one clock reading.
+func (d *Dispatcher) deliverToQueue(m *Message, sub Subscriber, f *Fan) (Waiter, error) {
+	gen := d.generation.Load()
+	var now time.Time
+	if f != nil {
+		now = f.time()
+	} else {
+		now = d.clock.Now()
+	}
 	w, err := d.sendToQueueDeferred(sub.Endpoint, sub.Tally, m, sub.Raw, func() (string, error) { return d.payload(m, sub) })
 	if err != nil {
+		if f != nil {
+			f.flush() // its record follows those of the deliveries before it
+		}
 		_, err := d.start(d.newJob(m, nil, sub, attempted{result{err: err, client: true}}))
 		return nil, err
 	}
 	if d.generation.Load() != gen {
 		return w, nil // reset meanwhile: record nothing, as a job would
+	}
+	if f != nil {
+		f.add(sub, gen)
+		return w, nil
 	}
 	d.records.delivered(d, gen, d.kept(m), d.stats.delivered(sub), now)
 	return w, nil
@@ -133,6 +153,7 @@ func (d *Dispatcher) sendToQueueDeferred(arn string, t *Tally, m *Message, raw b
 		}
 		qm.Attributes = rawAttributes(m.Attributes)
 		qm.BodyMD5 = m.md5Of(text)
+		qm.BodyChecked = m.BodyChecked && text == m.Body
 	}
 	w, err := sendAs(q, qm, m)
 	if err != nil && remembered && q.(deletableQueue).Deleted() {
@@ -322,6 +343,7 @@ func (s sqsQueue) SendDeferred(m QueueMessage) (Waiter, error) {
 	_, w, err := s.q.SendDeferred(sqs.SendInput{
 		Body: m.Body, Attributes: attrs, GroupID: m.GroupID,
 		DeduplicationID: m.DeduplicationID, SenderID: m.SenderID, BodyMD5: m.BodyMD5,
+		BodyChecked: m.BodyChecked,
 	})
 	if err != nil {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "AWS.SimpleQueueService."))

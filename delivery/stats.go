@@ -122,10 +122,16 @@ func (s *stats) deliver(sub Subscriber) { s.delivered(sub) }
 // ARN, protocol and endpoint never change.
 func (s *stats) delivered(sub Subscriber) *SubscriptionCounts {
 	s.mu.Lock()
+	c := s.deliveredLocked(sub)
+	s.mu.Unlock()
+	return c
+}
+
+// deliveredLocked is delivered for a caller holding mu.
+func (s *stats) deliveredLocked(sub Subscriber) *SubscriptionCounts {
 	s.total.Delivered++
 	c := s.sub(sub)
 	c.Delivered++
-	s.mu.Unlock()
 	return c
 }
 

@@ -58,10 +58,13 @@ func truncate(s string, max int) (string, bool) {
 
 // kept returns the message's view for the records, made once per message.
 func (d *Dispatcher) kept(m *Message) *keptMessage {
+	if k := m.kept.Load(); k != nil {
+		return k
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.kept != nil {
-		return m.kept
+	if k := m.kept.Load(); k != nil {
+		return k
 	}
 	body, cut := truncate(m.Body, d.entryCap)
 	v := MessageView{
@@ -73,8 +76,9 @@ func (d *Dispatcher) kept(m *Message) *keptMessage {
 		v.Attributes = append(v.Attributes, AttributeView(a))
 		size += int64(len(a.Name) + len(a.DataType) + len(a.StringValue) + len(a.BinaryValue))
 	}
-	m.kept = &keptMessage{view: v, size: size}
-	return m.kept
+	k := &keptMessage{view: v, size: size}
+	m.kept.Store(k)
+	return k
 }
 
 // Filtered records that m did not go to sub because sub's filter policy p

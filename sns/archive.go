@@ -152,7 +152,7 @@ func (t *Topic) replay(s *Subscription) {
 	t.mu.Unlock()
 
 	for _, m := range msgs {
-		target.deliver(t.engine, m.AsReplay(), attributeMap(m.Attributes))
+		target.deliver(t.engine, m.AsReplay(), attributeMap(m.Attributes), nil)
 	}
 
 	t.mu.Lock()

@@ -34,6 +34,13 @@ type JournaledDeliverer interface {
 	DeliverJournaled(m *delivery.Message, sub delivery.Subscriber) (delivery.Waiter, error)
 }
 
+// FanDeliverer is a JournaledDeliverer that takes one message's deliveries
+// together (the delivery package's): a publish delivers through the Fan it
+// returns and closes it once every subscription was tried.
+type FanDeliverer interface {
+	Fan(m *delivery.Message) delivery.Fan
+}
+
 // FilterRecorder is told of each message a subscription's filter policy
 // refused, with what the policy was matched against; a Deliverer that
 // implements it keeps a record of why (the delivery package does).

@@ -117,7 +117,10 @@ func checkMessage(in PublishInput, field string) (*prepared, *awserr.Error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	m := &delivery.Message{Body: body, Attributes: attrs}
+	// validText is SQS's rule for a message body too: raw deliveries of
+	// this body to queues need not check it again. A MessageStructure's
+	// entries are decoded JSON strings, never checked.
+	m := &delivery.Message{Body: body, Attributes: attrs, BodyChecked: in.MessageStructure == ""}
 	if in.Subject != nil {
 		m.Subject = *in.Subject
 	}
@@ -229,13 +232,16 @@ func (s *Subscription) target() target {
 }
 
 // deliver hands m to the subscription if it passes the filter policy, and
-// returns what to wait for before the publish answers (nil: nothing).
-func (tg target) deliver(e *Engine, m *delivery.Message, attrs map[string]filterAttr) delivery.Waiter {
+// returns what to wait for before the publish answers (nil: nothing). fan,
+// when not nil, is the dispatcher's for m.
+func (tg target) deliver(e *Engine, m *delivery.Message, attrs map[string]filterAttr, fan *delivery.Fan) delivery.Waiter {
 	if tg.filter != nil {
 		fm := filter.Message{Body: m.For(tg.sub.Protocol), Attributes: attrs}
 		if !tg.filter.Match(fm) {
 			tg.counts.filtered.Add(1)
-			if r, ok := e.deliver.(FilterRecorder); ok {
+			if fan != nil {
+				fan.Filtered(tg.sub, tg.filter, fm)
+			} else if r, ok := e.deliver.(FilterRecorder); ok {
 				r.Filtered(m, tg.sub, tg.filter, fm)
 			}
 			return nil
@@ -244,6 +250,10 @@ func (tg target) deliver(e *Engine, m *delivery.Message, attrs map[string]filter
 	tg.counts.matched.Add(1)
 	// Failures are the dispatcher's to log and count; the publisher has
 	// its MessageId either way, as on AWS.
+	if fan != nil {
+		w, _ := fan.Deliver(tg.sub)
+		return w
+	}
 	if e.journaled != nil {
 		w, _ := e.journaled.DeliverJournaled(m, tg.sub)
 		return w
@@ -356,10 +366,18 @@ func (l *targetList) release() {
 // appending to waits what the publish waits for before it answers.
 func (t *Topic) fanOut(m *delivery.Message, targets *targetList, waits []delivery.Waiter) []delivery.Waiter {
 	attrs := attributeMap(m.Attributes)
+	var fan *delivery.Fan
+	if f, ok := t.engine.deliver.(FanDeliverer); ok {
+		fl := f.Fan(m)
+		fan = &fl
+	}
 	for _, tg := range targets.ts {
-		if w := tg.deliver(t.engine, m, attrs); w != nil {
+		if w := tg.deliver(t.engine, m, attrs, fan); w != nil {
 			waits = append(waits, w)
 		}
+	}
+	if fan != nil {
+		fan.Close()
 	}
 	t.published.Add(1)
 	return waits

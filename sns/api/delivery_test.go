@@ -275,6 +275,28 @@ func TestMessageStructureJSONGivesSQSItsOwnBody(t *testing.T) {
 	}
 }
 
+// SNS checks a published body with SQS's own rule, so its raw deliveries
+// skip SQS's scan; a MessageStructure's entries are decoded JSON, which may
+// hold characters SQS refuses, and are still checked.
+func TestRawDeliveryChecksWhatSNSDidNot(t *testing.T) {
+	t.Parallel()
+	e := shared(t)
+	topic := e.topic(t, "t", nil)
+	q := e.queue(t, "q", nil)
+	sub := e.subscribe(t, topic, q, map[string]string{"RawMessageDelivery": "true"})
+	plain := "tab\t, é, \U0001F600 and \uFFFD"
+	e.publish(t, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String(plain)})
+	for _, structured := range []string{`{"default":"x","sqs":"bell \u0007"}`, `{"default":"bell \u0007"}`} {
+		e.publish(t, &sns.PublishInput{TopicArn: aws.String(topic), MessageStructure: aws.String("json"), Message: aws.String(structured)})
+	}
+	if got := bodies(t, e.drain(t, q), false); !slices.Equal(got, []string{plain}) {
+		t.Fatalf("bodies %q", got)
+	}
+	if c := e.subStats(t, sub); c.Delivered != 1 || c.Failed != 2 {
+		t.Fatalf("counts %+v", c)
+	}
+}
+
 func TestDeliveryToAMissingQueueIsCountedAsAFailure(t *testing.T) {
 	t.Parallel()
 	e := shared(t)

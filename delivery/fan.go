@@ -1,0 +1,98 @@
+package delivery
+
+import (
+	"time"
+
+	"github.com/fanout/fanout/filter"
+)
+
+// Fan is one message's deliveries to the subscriptions of one publish,
+// made in order on the publisher's goroutine. What a delivery to a queue
+// that succeeds leaves behind (a count and a record, on one clock reading
+// for the whole fan) is kept back and written with the others of the fan,
+// under one lock each instead of one per queue: with ten queues those
+// dispatcher-wide locks were taken ten times a publish, by every publisher.
+// Anything else the fan records (a filtered-out message, a failed send, a
+// job) first writes what it holds, so the records keep the order the
+// subscriptions were tried in. Close writes the rest; the counts and
+// records are there when Close returns, as they are after each Deliver.
+type Fan struct {
+	d     *Dispatcher
+	m     *Message
+	now   time.Time
+	dated bool
+	n     int
+	held  [fanHeld]fanDelivery
+}
+
+// fanHeld is how many deliveries a fan holds back before it writes them.
+const fanHeld = 10
+
+type fanDelivery struct {
+	sub Subscriber
+	gen uint64 // the dispatcher's generation when it was made
+}
+
+// Fan starts the deliveries of m; call Close when they are made.
+func (d *Dispatcher) Fan(m *Message) Fan { return Fan{d: d, m: m} }
+
+// Deliver is DeliverJournaled, within the fan.
+func (f *Fan) Deliver(sub Subscriber) (Waiter, error) {
+	return f.d.deliverJournaled(f.m, sub, f)
+}
+
+// Filtered is the dispatcher's Filtered, within the fan.
+func (f *Fan) Filtered(sub Subscriber, p *filter.Policy, fm filter.Message) {
+	f.flush()
+	f.d.Filtered(f.m, sub, p, fm)
+}
+
+// Close writes the counts and records the fan holds.
+func (f *Fan) Close() { f.flush() }
+
+// time is the fan's clock reading, taken at its first delivery to a queue.
+func (f *Fan) time() time.Time {
+	if !f.dated {
+		f.now, f.dated = f.d.clock.Now(), true
+	}
+	return f.now
+}
+
+// add holds back the count and record of a delivery made in generation gen.
+func (f *Fan) add(sub Subscriber, gen uint64) {
+	if f.n == len(f.held) {
+		f.flush()
+	}
+	f.held[f.n] = fanDelivery{sub: sub, gen: gen}
+	f.n++
+}
+
+// flush counts and records what the fan holds, but for deliveries made
+// before a Reset since (a Reset forgets them, as it forgets the others).
+func (f *Fan) flush() {
+	if f.n == 0 {
+		return
+	}
+	d := f.d
+	held := f.held[:f.n]
+	var counts [fanHeld]*SubscriptionCounts
+	s := &d.stats
+	s.mu.Lock()
+	for i := range held {
+		if held[i].gen == d.generation.Load() {
+			counts[i] = s.deliveredLocked(held[i].sub)
+		}
+	}
+	s.mu.Unlock()
+	k := d.kept(f.m)
+	rs := d.records
+	rs.mu.Lock()
+	for i := range held {
+		if counts[i] != nil && held[i].gen == d.generation.Load() { // Reset replaces the ring under mu
+			rs.push(slot{k: k, sub: counts[i], at: f.now})
+		}
+	}
+	rs.mu.Unlock()
+	clear(held)
+	f.n = 0
+}
