@@ -29,7 +29,7 @@ import (
 type faultyDisk struct{ full atomic.Bool }
 
 func (d *faultyDisk) open(path string) (oplog.SegmentFile, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -41,12 +41,12 @@ type faultyFile struct {
 	disk *faultyDisk
 }
 
-func (f faultyFile) Write(p []byte) (int, error) {
+func (f faultyFile) WriteAt(p []byte, off int64) (int, error) {
 	if f.disk.full.Load() {
-		n, _ := f.File.Write(p[:len(p)/2]) // part of it lands, as on a real full disk
+		n, _ := f.File.WriteAt(p[:len(p)/2], off) // part of it lands, as on a real full disk
 		return n, syscall.ENOSPC
 	}
-	return f.File.Write(p)
+	return f.File.WriteAt(p, off)
 }
 
 // syncBuffer is a log destination safe for concurrent writes.

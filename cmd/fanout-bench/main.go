@@ -156,7 +156,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	var (
 		scen    = fs.String("scenario", "send,send-batch,drain", "comma list of scenarios (see below)")
 		client  = fs.String("client", "sdk", "client kind: sdk (aws-sdk-go-v2), http (plain net/http, pre-built JSON) or both")
-		tgt     = fs.String("target", "fanout", "fanout, null, both (fanout and null alternately), fanout-log (fanout logging every call: --log-level debug --log-format json, to /dev/null), fanout-info (fanout at the default --log-level info: failed calls only), fanout-base (the --base-bin build), fanout-strict and fanout-relaxed (fanout with a fresh --data-dir and that --durability), durable (fanout, fanout-strict and fanout-relaxed alternately), a comma list of these (alternately), or the URL of a running loopback server")
+		tgt     = fs.String("target", "fanout", "fanout, null, both (fanout and null alternately), fanout-log (fanout logging every call: --log-level debug --log-format json, to /dev/null), fanout-info (fanout at the default --log-level info: failed calls only), fanout-base (the --base-bin build), fanout-strict and fanout-relaxed (fanout with a fresh --data-dir and that --durability; fanout-base-strict and fanout-base-relaxed the same of the --base-bin build), durable (fanout, fanout-strict and fanout-relaxed alternately), a comma list of these (alternately), or the URL of a running loopback server")
 		clients = fs.Int("clients", 8, "concurrent clients")
 		dur     = fs.Duration("duration", 5*time.Second, "timed phase of each run")
 		warm    = fs.Duration("warmup", time.Second, "untimed warm-up before each timed phase")
@@ -307,7 +307,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		return nil, errors.New("--hanging must be 0..1000")
 	case cfg.memory < 0 || cfg.memory > 100_000_000:
 		return nil, errors.New("--memory must be 0..100000000")
-	case slices.Contains(cfg.targets, "fanout-base") && cfg.baseBin == "":
+	case slices.ContainsFunc(cfg.targets, isBase) && cfg.baseBin == "":
 		return nil, errors.New("--target fanout-base needs --base-bin")
 	case cfg.churn < 0 || cfg.churn > 1_000_000_000:
 		return nil, errors.New("--churn must be 0..1000000000")
@@ -511,7 +511,7 @@ func run(ctx context.Context, cfg *config) error {
 			break // only scale scenarios, which start fanouts of their own
 		}
 		tb := bin
-		if name == "fanout-base" {
+		if isBase(name) {
 			tb = cfg.baseBin
 		}
 		t, err := startTarget(ctx, name, tb, cfg.sizes)
@@ -666,3 +666,6 @@ func queueSafe(s string) string {
 		return '-'
 	}, s)
 }
+
+// isBase reports whether target name runs the --base-bin build.
+func isBase(name string) bool { return strings.HasPrefix(name, "fanout-base") }

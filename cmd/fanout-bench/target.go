@@ -45,14 +45,14 @@ func startTarget(ctx context.Context, name, bin string, sizes []int) (*target, e
 		// the request log is formatting and writing, not the terminal.
 		t, err := startProcessQuiet(ctx, name, bin, "--log-level", "debug", "--log-format", "json")
 		return t, err
-	case "fanout-strict", "fanout-relaxed":
+	case "fanout-strict", "fanout-relaxed", "fanout-base-strict", "fanout-base-relaxed":
 		// The same fanout with a data dir of its own: what durability costs.
 		dir, err := os.MkdirTemp("", "fanout-bench-data-")
 		if err != nil {
 			return nil, err
 		}
 		t, err := startProcess(ctx, name, bin, "--log-level", "error", "--pprof",
-			"--data-dir", dir, "--durability", strings.TrimPrefix(name, "fanout-"))
+			"--data-dir", dir, "--durability", name[strings.LastIndexByte(name, '-')+1:])
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, err

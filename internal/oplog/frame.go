@@ -156,6 +156,11 @@ func (fs *frameScanner) next() ([]byte, error) {
 		return nil, &tornError{fs.off, fmt.Sprintf("frame header cut short after %d of %d bytes", len(rest), frameHeaderSize)}
 	}
 	size := binary.LittleEndian.Uint32(rest)
+	if size == 0 && binary.LittleEndian.Uint32(rest[4:]) == 0 {
+		// Zeros: either the preallocated, never written rest of a
+		// segment (the clean end) or damage; the caller tells which.
+		return nil, errZeros
+	}
 	if size == 0 || size > maxFrame {
 		return nil, &tornError{fs.off, fmt.Sprintf("frame length %d out of range", size)}
 	}
@@ -168,6 +173,29 @@ func (fs *frameScanner) next() ([]byte, error) {
 	}
 	fs.off += frameHeaderSize + int64(size)
 	return p, nil
+}
+
+// errZeros is next's answer at a frame header of zeros.
+var errZeros = errors.New("a frame header of zeros")
+
+// zeroTail reports whether everything from the zero frame header next
+// just found is zeros too: the unwritten rest of a preallocated segment,
+// which ends the log cleanly. A crash mid-write leaves no zero header in
+// front of later data, since each group is written whole at the end.
+func (fs *frameScanner) zeroTail() bool {
+	rest := fs.data[fs.off:]
+	for len(rest) >= 8 {
+		if binary.LittleEndian.Uint64(rest) != 0 {
+			return false
+		}
+		rest = rest[8:]
+	}
+	for _, b := range rest {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // errBadPayload marks a frame whose checksum holds but whose content does

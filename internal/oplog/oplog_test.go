@@ -144,13 +144,13 @@ type countingFile struct {
 	failSync  *atomic.Bool
 }
 
-func (f countingFile) Write(p []byte) (int, error) {
+func (f countingFile) WriteAt(p []byte, off int64) (int, error) {
 	if f.failWrite.Load() {
 		// Half of it lands, as a real short write would leave it.
-		n, _ := f.File.Write(p[:len(p)/2])
+		n, _ := f.File.WriteAt(p[:len(p)/2], off)
 		return n, syscall.ENOSPC
 	}
-	return f.File.Write(p)
+	return f.File.WriteAt(p, off)
 }
 
 func (f countingFile) Sync() error {
@@ -185,7 +185,7 @@ type hooks struct {
 }
 
 func (h *hooks) open(path string) (SegmentFile, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -476,6 +476,21 @@ func replaySegment(dir, name string, set *liveSet, last bool, rec *Recovery) (si
 			}
 			return fs.off, batches, nil
 		}
+		if err == errZeros {
+			if fs.zeroTail() {
+				// The preallocated rest, never written: cut it off so
+				// the file holds its data only (the mapping past it is
+				// never read again).
+				if fs.off == headerSize && last {
+					return -1, 0, os.Remove(path)
+				}
+				if err := f.Truncate(fs.off); err != nil {
+					return 0, 0, err
+				}
+				return fs.off, batches, f.Sync()
+			}
+			err = &tornError{fs.off, "a frame header of zeros followed by data"}
+		}
 		var torn *tornError
 		if errors.As(err, &torn) {
 			if !last {

@@ -1,0 +1,195 @@
+package oplog
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/fanout/fanout/internal/persist"
+)
+
+// copyFiles copies dir's files into a fresh dir: what a crash at this
+// moment would leave (the page cache survives a process's death).
+func copyFiles(t *testing.T, dir string) string {
+	t.Helper()
+	out := t.TempDir()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() == lockName {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func fileLen(t *testing.T, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+func TestACrashedSegmentEndsCleanlyAtItsZeros(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l, _, _ := openT(t, dir, Options{Prealloc: 1 << 20})
+	for i := range 100 {
+		if err := l.Commit([]persist.Record{kv(fmt.Sprint(i), "v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seg := filepath.Join(dir, segName(0))
+	if n := fileLen(t, seg); n != 1<<20 {
+		t.Fatalf("a durable segment holds %d bytes, want its 1 MiB preallocated", n)
+	}
+	crashed := copyFiles(t, dir) // as a kill -9 now would leave it
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := fileLen(t, seg); n >= 1<<20 {
+		t.Fatalf("Close left the segment at %d bytes, its zeros with it", n)
+	}
+	got, rec := reopen(t, crashed)
+	if len(got) != 100 || rec.Dropped != nil {
+		t.Fatalf("recovered %d keys (want 100), dropped %v", len(got), rec.Dropped)
+	}
+	if n := fileLen(t, filepath.Join(crashed, segName(0))); n >= 1<<20 {
+		t.Fatalf("recovery left the crashed segment's zeros: %d bytes", n)
+	}
+}
+
+func TestAnOlderSegmentsZeroTailIsItsEnd(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l, _, _ := openT(t, dir, Options{SegmentSize: 4 << 10})
+	want := model{}
+	for i := range 1000 {
+		k := fmt.Sprint(i)
+		if err := l.Commit([]persist.Record{kv(k, "value")}); err != nil {
+			t.Fatal(err)
+		}
+		want[k] = "value"
+	}
+	l.Close()
+	// A crash after a segment was finished and before its trim reached the
+	// disk leaves the zeros in an older segment.
+	older := filepath.Join(dir, segName(0))
+	f, err := os.OpenFile(older, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(make([]byte, 3000))
+	f.Close()
+	got, rec := reopen(t, dir)
+	sameState(t, got, want)
+	if rec.Segments < 2 || rec.Dropped != nil {
+		t.Fatalf("recovery %+v", rec)
+	}
+}
+
+func TestZerosFollowedByDataAreATornTail(t *testing.T) {
+	t.Parallel()
+	dir, data, ends := logOf(t, [][]persist.Record{{kv("a", "1")}, {kv("b", "2")}})
+	// The second frame's first bytes never reached the disk, a later part did.
+	damaged := append([]byte(nil), data...)
+	copy(damaged[ends[0]:], make([]byte, frameHeaderSize+2))
+	os.WriteFile(filepath.Join(dir, segName(0)), damaged, 0o644)
+	got, rec := reopen(t, dir)
+	sameState(t, got, model{"a": "1"})
+	if rec.Dropped == nil || rec.Dropped.Offset != ends[0] || rec.Dropped.Reason != "a frame header of zeros followed by data" {
+		t.Fatalf("dropped %+v", rec.Dropped)
+	}
+}
+
+// diskFile keeps what a disk holds: bytes reach it at a Sync, not a write.
+type diskFile struct {
+	mu      sync.Mutex
+	written []byte
+	durable []byte
+}
+
+func (d *diskFile) WriteAt(p []byte, off int64) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if end := off + int64(len(p)); end > int64(len(d.written)) {
+		d.written = append(d.written, make([]byte, end-int64(len(d.written)))...)
+	}
+	copy(d.written[off:], p)
+	return len(p), nil
+}
+
+func (d *diskFile) Sync() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.durable = append(d.durable[:0], d.written...)
+	return nil
+}
+
+func (d *diskFile) Truncate(n int64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n < int64(len(d.written)) {
+		d.written = d.written[:n]
+	}
+	return nil
+}
+
+func (d *diskFile) Close() error { return nil }
+
+func (d *diskFile) holds(key string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return bytes.Contains(d.durable, []byte(key))
+}
+
+// With writes and syncs overlapping, a commit still answers only once a
+// sync that began after its write has ended.
+func TestACommitAnswersOnlyAfterItsBytesAreSynced(t *testing.T) {
+	t.Parallel()
+	disk := &diskFile{}
+	l, _, err := Open(t.TempDir(), Options{OpenSegment: func(string) (SegmentFile, error) { return disk, nil }},
+		func(k, v []byte) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 100 {
+				k := fmt.Sprintf("<w%d-%d>", w, i)
+				if err := l.Commit([]persist.Record{kv(k, "v")}); err != nil {
+					t.Error(err)
+					return
+				}
+				if !disk.holds(k) {
+					t.Errorf("%s was acknowledged before a sync covered it", k)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := l.Stats(); s.Syncs >= s.Batches {
+		t.Errorf("%d batches took %d syncs: no group commit", s.Batches, s.Syncs)
+	}
+}
