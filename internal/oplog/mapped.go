@@ -49,6 +49,15 @@ func (m *mapped) releaseTo(off int64) {
 	m.released = off
 }
 
+// releaseAll gives back every page, and starts releasing from the start
+// again.
+func (m *mapped) releaseAll() {
+	if len(m.data) > 0 {
+		dontNeed(m.data)
+	}
+	m.released = 0
+}
+
 // close unmaps the file: no view of it may be used afterwards.
 func (m *mapped) close() {
 	if m.data != nil {

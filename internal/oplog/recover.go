@@ -3,9 +3,11 @@ package oplog
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,33 +64,53 @@ func (r Recovery) String() string {
 // each key they wrote with where its latest value lies, in the order of its
 // last write, and what they deleted (tombstones, and prefixes), which is
 // what decides which of the snapshot's keys still stand. It holds no value
-// and copies no key: both are views of the mapped segments, read again
-// when they are handed over, so replaying a log costs an index of it, not
-// a copy of everything it ever held.
+// and copies no key: both lie in the mapped segments, read again when
+// they are handed over, so replaying a log costs an index of it, not a
+// copy of everything it ever held.
+//
+// The index is keyed by a hash of the key, not the key: looking a key up
+// then reads the bytes of the key found only when the hashes agree (a
+// write to a key written before), not on every probe of a million-key
+// map, whose keys' pages recovery has given back meanwhile.
 type liveSet struct {
-	files    []*mapped        // the segments, in order; ents index them
-	idx      map[string]int32 // key (a view of its segment) -> index in ents, or tombstone
+	files []*mapped        // the segments, in order; ents index them
+	seed  maphash.Seed     // random per process, so keys cannot be chosen to collide
+	idx   map[uint64]int32 // hash of a key -> index in ents of its last write
+	// spill holds the keys whose hash another key in idx has (so rare
+	// that it is nil in practice), by a view of the key.
+	spill    map[string]int32
 	ents     []liveEntry
 	prefixes []string // deleted by OpDeletePrefix
 	// expect is the bytes the segments hold; once sizeSample bytes of
 	// them are read, their records per byte size idx and ents for all of
-	// them, instead of growing them (and rehashing keys) through a million.
+	// them, instead of growing them through a million keys.
 	expect               int64
 	sampleBytes, sampled int64
 	sized                bool
 }
 
-// liveEntry is where a key's latest value lies. It holds no pointer, so
-// the collector does not scan a million of them while the Loader runs.
+// liveEntry is a write: where its key and value lie. It holds no pointer,
+// so the collector does not scan a million of them while the Loader runs.
 type liveEntry struct {
 	key, value int64 // offsets in the file
-	file       int32 // index in files; -1: written again or deleted since
+	file       int32 // index in files
 	klen, vlen uint32
+	state      entryState
 }
 
-const tombstone = -1
+type entryState uint8
 
-func newLiveSet() *liveSet { return &liveSet{idx: map[string]int32{}} }
+const (
+	entryLive      entryState = iota // a Put, the key's last write
+	entryTombstone                   // a Delete, the key's last write
+	entryGone                        // written again or deleted since
+)
+
+// bigIndex is the number of keys past which the index is worth a
+// collection once it is done with.
+const bigIndex = 1 << 16
+
+func newLiveSet() *liveSet { return &liveSet{seed: maphash.MakeSeed(), idx: map[uint64]int32{}} }
 
 // add keeps m mapped until the set is done with it and returns its index.
 func (s *liveSet) add(m *mapped) int32 {
@@ -121,18 +143,53 @@ func (s *liveSet) grow(est int64) {
 	if est <= int64(len(s.idx)) {
 		return
 	}
-	idx := make(map[string]int32, est)
-	for k, i := range s.idx {
-		idx[k] = i
+	idx := make(map[uint64]int32, est)
+	for h, i := range s.idx {
+		idx[h] = i
 	}
 	s.idx = idx
 	s.ents = append(make([]liveEntry, 0, est), s.ents...)
 }
 
-// forget marks key's entry, if any, superseded.
-func (s *liveSet) forget(i int32) {
-	if i != tombstone {
-		s.ents[i].file = -1
+// keyOf is the key of ents[i], a view of its segment.
+func (s *liveSet) keyOf(i int32) string {
+	e := &s.ents[i]
+	if e.klen == 0 {
+		return ""
+	}
+	b := s.files[e.file].at(e.key, e.klen)
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// hashKey is the index's hash; tests make keys collide with another.
+var hashKey = maphash.String
+
+// find returns the index in ents of key's last write, and key's hash.
+func (s *liveSet) find(key string) (int32, uint64, bool) {
+	h := hashKey(s.seed, key)
+	if i, ok := s.idx[h]; ok && s.keyOf(i) == key {
+		return i, h, true
+	}
+	if s.spill != nil {
+		if i, ok := s.spill[key]; ok {
+			return i, h, true
+		}
+	}
+	return 0, h, false
+}
+
+// set makes ents[i] key's last write.
+func (s *liveSet) set(key string, h uint64, i int32) {
+	if j, ok := s.idx[h]; ok && s.keyOf(j) != key {
+		if s.spill == nil {
+			s.spill = map[string]int32{}
+		}
+		s.spill[key] = i
+		return
+	}
+	s.idx[h] = i
+	if s.spill != nil {
+		delete(s.spill, key) // an older write, from before a prefix freed h
 	}
 }
 
@@ -140,24 +197,31 @@ func (s *liveSet) apply(m *mapped, file int32, r persist.Record) {
 	// The key is a view of the mapped segment, which outlives idx.
 	k := unsafe.String(unsafe.SliceData(r.Key), len(r.Key))
 	switch r.Op {
-	case persist.OpPut:
-		if i, ok := s.idx[k]; ok {
-			s.forget(i)
+	case persist.OpPut, persist.OpDelete:
+		i, h, ok := s.find(k)
+		if ok {
+			s.ents[i].state = entryGone
 		}
-		s.idx[k] = int32(len(s.ents))
-		s.ents = append(s.ents, liveEntry{key: m.offset(r.Key), value: m.offset(r.Value), file: file,
-			klen: uint32(len(r.Key)), vlen: uint32(len(r.Value))})
-	case persist.OpDelete:
-		if i, ok := s.idx[k]; ok {
-			s.forget(i)
+		e := liveEntry{key: m.offset(r.Key), file: file, klen: uint32(len(r.Key))}
+		if r.Op == persist.OpPut {
+			e.value, e.vlen = m.offset(r.Value), uint32(len(r.Value))
+		} else {
+			e.state = entryTombstone
 		}
-		s.idx[k] = tombstone
+		s.set(k, h, int32(len(s.ents)))
+		s.ents = append(s.ents, e)
 	case persist.OpDeletePrefix:
 		// No tombstones: the prefix itself overrides the snapshot's keys.
-		for key, i := range s.idx {
+		for h, i := range s.idx {
+			if strings.HasPrefix(s.keyOf(i), k) {
+				s.ents[i].state = entryGone
+				delete(s.idx, h)
+			}
+		}
+		for key, i := range s.spill {
 			if strings.HasPrefix(key, k) {
-				s.forget(i)
-				delete(s.idx, key)
+				s.ents[i].state = entryGone
+				delete(s.spill, key)
 			}
 		}
 		s.prefixes = append(s.prefixes, strings.Clone(k))
@@ -167,7 +231,7 @@ func (s *liveSet) apply(m *mapped, file int32, r persist.Record) {
 // overrides reports whether the segments decide key's fate, so the
 // snapshot's value for it no longer counts.
 func (s *liveSet) overrides(key []byte) bool {
-	if _, ok := s.idx[string(key)]; ok {
+	if _, _, ok := s.find(unsafe.String(unsafe.SliceData(key), len(key))); ok {
 		return true
 	}
 	for _, p := range s.prefixes {
@@ -182,11 +246,21 @@ func (s *liveSet) overrides(key []byte) bool {
 // is the order of the segments' bytes, giving each segment's pages back
 // once it is past them.
 func (s *liveSet) each(h *handover, load persist.Loader) (int, error) {
-	s.idx = nil
+	if len(s.idx) > bigIndex {
+		// The index is most of the heap now, and the Loader is about to
+		// fill the engines' memory: free it, and give its pages back, so
+		// that they do not add to that memory's peak.
+		s.idx = nil
+		debug.FreeOSMemory()
+	}
+	s.idx, s.spill = nil, nil
+	for _, m := range s.files { // what finding keys touched again
+		m.releaseAll()
+	}
 	n := 0
 	done := 0 // files[:done] are unmapped
 	for _, e := range s.ents {
-		if e.file < 0 {
+		if e.state != entryLive {
 			continue
 		}
 		for ; done < int(e.file); done++ {
