@@ -189,3 +189,14 @@ func BenchmarkSendSmall(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkValidBody measures the character check of a 1 KiB ASCII body.
+func BenchmarkValidBody(b *testing.B) {
+	s := strings.Repeat("abcdefgh", 128)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		if !validBody(s) {
+			b.Fatal("invalid")
+		}
+	}
+}

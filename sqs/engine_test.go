@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -806,6 +807,21 @@ func TestValidBodyFastPathAgreesWithTheRule(t *testing.T) {
 	for _, s := range []string{"", "plain ascii text, long enough for words", "0123456789abcdef\x00", "0123456789abcdef\x1f", "01234567\t\n\r89abcdef", "héllo wörld 12345678", "abcdefgh\x7f", "abcdefgh\uFFFE", "abcdefgh\xff", "abcdefghijklmnop\U0001F600"} {
 		if validBody(s) != slow(s) {
 			t.Errorf("validBody(%q) = %v", s, validBody(s))
+		}
+	}
+	// The odd byte or character anywhere in a body of up to 100 bytes:
+	// before, across and after the 32- and 8-byte words.
+	odd := []string{"\t", "\n", "\x00", "\x1f", "\x7f", "é", "\uFFFD", "\uFFFE", "\U0001F600", "\xff", "\xed\xa0\x80", "\xe2\x82"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		n := r.IntN(100)
+		s := strings.Repeat("x", n)
+		if n > 0 && r.IntN(4) > 0 {
+			at := r.IntN(n)
+			s = s[:at] + odd[r.IntN(len(odd))] + s[at:]
+		}
+		if validBody(s) != slow(s) {
+			t.Fatalf("validBody(%q) = %v", s, validBody(s))
 		}
 	}
 }
