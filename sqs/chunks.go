@@ -50,7 +50,7 @@ func (c *chunks) reserve(n uint32) (at, off uint32, buf []byte) {
 	for size < int(n) {
 		size *= 2
 	}
-	k := chunk{mem: allocRegion(size)}
+	k := chunk{mem: allocRegion(size, false)}
 	c.held += int64(size)
 	if len(c.spare) > 0 {
 		at = c.spare[len(c.spare)-1]

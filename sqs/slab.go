@@ -102,7 +102,7 @@ func (s *slab) alloc() uint32 {
 	}
 	i := s.n
 	if p, _ := locate(i); int(p) == len(s.pages) {
-		reg := allocRegion(pageLen(int(p)) * recordSize)
+		reg := allocRegion(pageLen(int(p))*recordSize, true)
 		s.pages = append(s.pages, reg)
 		s.recs = append(s.recs, reg.records())
 	}

@@ -1,0 +1,39 @@
+package sqs
+
+import (
+	"bytes"
+	"testing"
+)
+
+// A freed mapped region is kept for reuse, up to spareBytes, and a record
+// page made of a reused one is zeroed as a fresh mapping is.
+func TestSpareRegionsAreReusedAndBounded(t *testing.T) {
+	t.Parallel()
+	n := bigRegion + 7<<12 // a size no other region has
+	r := allocRegion(n, true)
+	if !r.mapped {
+		t.Skip("no mmap here")
+	}
+	b := r.b
+	for i := range b {
+		b[i] = 0xff
+	}
+	r.free()
+	again := allocRegion(n, true)
+	if &again.b[0] != &b[0] {
+		t.Fatalf("the freed region was not reused")
+	}
+	if !bytes.Equal(again.b, make([]byte, n)) {
+		t.Fatalf("a reused record page is not zeroed")
+	}
+	again.free()
+
+	var s spareRegions
+	big := make([]byte, spareBytes/2+1)
+	if !s.keep(big) || s.keep(big) || s.held() != int64(len(big)) {
+		t.Fatalf("spares past their bound: %d bytes held", s.held())
+	}
+	if s.take(len(big)-1) != nil || s.take(len(big)) == nil || s.held() != 0 || s.take(len(big)) != nil {
+		t.Fatalf("take by size")
+	}
+}
