@@ -47,8 +47,9 @@ type Message struct {
 
 	// BodyChecked says Body holds only the characters SQS accepts in a
 	// message body (fanout's SNS checks a published message with that
-	// rule): its raw deliveries to queues skip SQS's own scan of it.
-	BodyChecked bool
+	// rule): its raw deliveries to queues skip SQS's own scan of it. Not
+	// stored with a pending delivery: a restored one is checked again.
+	BodyChecked bool `json:"-"`
 
 	mu         sync.Mutex
 	signatures map[string]string // string to sign -> signature
