@@ -98,17 +98,21 @@ func appendBatch(dst []byte, batch []persist.Record) ([]byte, error) {
 		if !r.Op.Valid() {
 			return dst[:start], fmt.Errorf("oplog: record with unknown op %d", r.Op)
 		}
-		dst = append(dst, byte(r.Op))
-		dst = binary.AppendUvarint(dst, uint64(len(r.Key)))
-		dst = append(dst, r.Key...)
-		var v []byte
-		if r.Op == persist.OpPut {
-			v = r.Value
-		}
-		dst = binary.AppendUvarint(dst, uint64(len(v)))
-		dst = append(dst, v...)
+		dst = appendRecord(dst, r.Op, r.Key, r.Value)
 	}
 	return sealFrame(dst, start)
+}
+
+// appendRecord appends one record of a batch payload.
+func appendRecord(dst []byte, op persist.Op, key, value []byte) []byte {
+	dst = append(dst, byte(op))
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	dst = append(dst, key...)
+	if op != persist.OpPut {
+		value = nil
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(value)))
+	return append(dst, value...)
 }
 
 // appendEnd appends a snapshot's closing frame.

@@ -51,9 +51,13 @@ type Options struct {
 	// Snapshot, if set, lets the log compact itself: once the segments since
 	// the last snapshot hold more than max(CompactMin, CompactRatio × the
 	// snapshot's size) bytes, it writes a new snapshot from Snapshot.
-	Snapshot     persist.Snapshotter
-	CompactMin   int64   // default 8 MiB: the floor for a small live state
-	CompactRatio float64 // default 2
+	// A log that mostly grows (sends, no deletes) is compacted only at
+	// CompactGrowth × the snapshot's size: rewriting live records buys no
+	// disk, and a snapshot of a big backlog costs a write of all of it.
+	Snapshot      persist.Snapshotter
+	CompactMin    int64   // default 8 MiB: the floor for a small live state
+	CompactRatio  float64 // default 2
+	CompactGrowth float64 // default 8
 	// Logf receives one line per event worth an operator's eye (a dropped
 	// tail, a failed compaction, a disk that refuses writes); nil discards
 	// them.
@@ -85,6 +89,9 @@ func (o *Options) defaults() {
 	if o.CompactRatio <= 0 {
 		o.CompactRatio = 2
 	}
+	if o.CompactGrowth <= 0 {
+		o.CompactGrowth = max(8, o.CompactRatio)
+	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
@@ -115,11 +122,12 @@ type Log struct {
 	opts Options
 	lock *os.File
 
-	mu     sync.Mutex
-	buf    []byte // frames enqueued and not yet handed to the flusher
-	group  *group // the group those frames belong to
-	failed error  // set after an fsync failure: nothing can be promised any more
-	closed bool
+	mu      sync.Mutex
+	buf     []byte // frames enqueued and not yet handed to the flusher
+	bufRecs tally  // the records in buf
+	group   *group // the group those frames belong to
+	failed  error  // set after an fsync failure: nothing can be promised any more
+	closed  bool
 
 	kick    chan struct{}     // wakes the flusher (capacity 1)
 	rotate  chan chan rotated // compaction asks the flusher for a new segment
@@ -149,6 +157,8 @@ type Log struct {
 
 	smu      sync.Mutex       // guards the fields below (flusher and compaction)
 	sizes    map[uint64]int64 // segment number -> bytes, for segments since snapSeq
+	tallies  map[uint64]tally // segment number -> records written in this run
+	snapRecs int64            // records in the snapshot (or loaded at Open)
 	snapSeq  uint64
 	snapSize int64
 
@@ -174,6 +184,12 @@ type Stats struct {
 // Stats reports the counters.
 func (l *Log) Stats() Stats { return Stats{Batches: l.batches.Load(), Syncs: l.syncs.Load()} }
 
+// tally counts records, and the deletes among them: a delete makes the
+// record it deletes garbage, which is what compaction reclaims.
+type tally struct{ recs, dels int64 }
+
+func (t *tally) add(o tally) { t.recs += o.recs; t.dels += o.dels }
+
 type group struct {
 	done chan struct{}
 	err  error
@@ -190,11 +206,21 @@ func (g *group) Wait() error {
 
 // doneGroup is an already-settled Pending.
 func doneGroup(err error) *group {
+	if err == nil {
+		return settled
+	}
 	g := newGroup()
 	g.err = err
 	close(g.done)
 	return g
 }
+
+// settled is the Pending of every batch acknowledged at enqueue.
+var settled = func() *group {
+	g := newGroup()
+	close(g.done)
+	return g
+}()
 
 type rotated struct {
 	seg uint64
@@ -237,6 +263,10 @@ func Open(dir string, opts Options, load persist.Loader) (*Log, Recovery, error)
 		done:    make(chan struct{}),
 		sizes:   sizes,
 		snapSeq: snapSeq,
+		tallies: map[uint64]tally{},
+		// What was loaded stands in for the snapshot's records: the
+		// segments read at Open are not tallied.
+		snapRecs: int64(rec.Keys),
 	}
 	l.syncWake = sync.NewCond(&l.syncMu)
 	l.synced = sync.NewCond(&l.syncMu)
@@ -280,20 +310,33 @@ func (l *Log) Enqueue(batch []persist.Record) persist.Pending {
 	}
 	var err error
 	l.buf, err = appendBatch(l.buf, batch)
+	if err == nil {
+		l.bufRecs.add(tallyOf(batch))
+	}
 	g := l.group
 	l.mu.Unlock()
 	if err != nil {
 		return doneGroup(err)
 	}
 	l.batches.Add(1)
+	if l.opts.Mode == Relaxed {
+		return settled // the ticker writes it
+	}
 	select {
 	case l.kick <- struct{}{}:
 	default:
 	}
-	if l.opts.Mode == Relaxed {
-		return doneGroup(nil)
-	}
 	return g
+}
+
+func tallyOf(batch []persist.Record) tally {
+	t := tally{recs: int64(len(batch))}
+	for _, r := range batch {
+		if r.Op != persist.OpPut {
+			t.dels++
+		}
+	}
+	return t
 }
 
 // Commit implements persist.Store.
@@ -410,17 +453,18 @@ func (l *Log) flush() error {
 	if len(buf) == 0 || l.failed != nil {
 		err := l.failed
 		if err != nil && len(buf) > 0 {
-			l.buf, l.group = buf[:0], newGroup()
+			l.buf, l.group, l.bufRecs = buf[:0], newGroup(), tally{}
 			g.err = err
 			close(g.done)
 		}
 		l.mu.Unlock()
 		return err
 	}
-	l.buf, l.group = l.spare[:0], newGroup()
+	recs := l.bufRecs
+	l.buf, l.group, l.bufRecs = l.spare[:0], newGroup(), tally{}
 	l.mu.Unlock()
 
-	err := l.write(buf)
+	err := l.write(buf, recs)
 	l.spare = buf
 	if err != nil {
 		if l.opts.Mode == Relaxed {
@@ -554,7 +598,7 @@ func (l *Log) writeZeros(from, to int64) error {
 // write puts buf at the end of the segment's data, preallocating ahead of
 // it first. A failed write (a full disk) is wiped or cut back off so the
 // segment stays whole and a later batch may succeed.
-func (l *Log) write(buf []byte) error {
+func (l *Log) write(buf []byte, recs tally) error {
 	end := l.segSize + int64(len(buf))
 	if end > l.alloc && l.opts.Prealloc > 0 {
 		target := (end + l.opts.Prealloc - 1) / l.opts.Prealloc * l.opts.Prealloc
@@ -590,6 +634,9 @@ func (l *Log) write(buf []byte) error {
 	l.alloc = max(l.alloc, end)
 	l.smu.Lock()
 	l.sizes[l.segNum] = l.segSize
+	t := l.tallies[l.segNum]
+	t.add(recs)
+	l.tallies[l.segNum] = t
 	l.smu.Unlock()
 	return nil
 }

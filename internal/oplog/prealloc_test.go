@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -192,4 +193,104 @@ func TestACommitAnswersOnlyAfterItsBytesAreSynced(t *testing.T) {
 	if s := l.Stats(); s.Syncs >= s.Batches {
 		t.Errorf("%d batches took %d syncs: no group commit", s.Batches, s.Syncs)
 	}
+}
+
+// noSyncFile is a segment whose syncs cost nothing: for tests of what
+// is written, not of when it is durable.
+type noSyncFile struct{ *os.File }
+
+func (noSyncFile) Sync() error { return nil }
+
+func openNoSync(path string) (SegmentFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	return noSyncFile{f}, err
+}
+
+// snapshotModel is a Snapshotter over a model, counting its snapshots.
+type snapshotModel struct {
+	mu    sync.Mutex
+	live  model
+	snaps int
+}
+
+func (s *snapshotModel) snapshot(emit func(k, v []byte) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.snaps++
+	for k, v := range s.live {
+		if err := emit([]byte(k), []byte(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// put enqueues under the model's lock, as the persist contract asks, and
+// waits outside it.
+func (s *snapshotModel) put(t *testing.T, l *Log, k, v string) {
+	s.mu.Lock()
+	s.live[k] = v
+	p := l.Enqueue([]persist.Record{kv(k, v)})
+	s.mu.Unlock()
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func dirBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil {
+			n += info.Size()
+		}
+	}
+	return n
+}
+
+// A log that only grows (a backlog filling up) is not rewritten every time
+// it doubles: a snapshot would reclaim nothing.
+func TestAGrowingLogIsRarelyCompacted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := &snapshotModel{live: model{}}
+	l, _, _ := openT(t, dir, Options{OpenSegment: openNoSync, Snapshot: s.snapshot, CompactMin: 64 << 10, SegmentSize: 64 << 10})
+	body := strings.Repeat("b", 200)
+	for i := range 20000 { // about 4.6 MB of new keys
+		s.put(t, l, fmt.Sprintf("k/%d", i), body)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	snaps := s.snaps
+	s.mu.Unlock()
+	// Compacting at twice the snapshot, as before, took 4 here.
+	if snaps > 3 {
+		t.Errorf("%d snapshots of a log that only grew to 4.6 MB from 64 KiB", snaps)
+	}
+	got, _ := reopen(t, dir)
+	sameState(t, got, s.live)
+}
+
+// Overwrites leave garbage the log cannot count; the growth limit still
+// bounds the disk.
+func TestOverwritesAreStillCompacted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := &snapshotModel{live: model{}}
+	l, _, _ := openT(t, dir, Options{OpenSegment: openNoSync, Snapshot: s.snapshot, CompactMin: 64 << 10, SegmentSize: 16 << 10})
+	body := strings.Repeat("b", 200)
+	for i := range 10000 { // 2.3 MB written over 40 keys
+		s.put(t, l, fmt.Sprintf("k/%d", i%40), fmt.Sprint(body, i))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if disk := dirBytes(t, dir); disk > 4*64<<10 {
+		t.Fatalf("%d bytes on disk for 40 live keys overwritten 250 times each", disk)
+	}
+	got, _ := reopen(t, dir)
+	sameState(t, got, s.live)
 }

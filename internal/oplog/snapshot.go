@@ -1,7 +1,7 @@
 package oplog
 
 import (
-	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -24,8 +24,11 @@ func (l *Log) maybeCompact() {
 	for _, s := range l.sizes {
 		logBytes += s
 	}
-	limit := max(l.opts.CompactMin, int64(l.opts.CompactRatio*float64(l.snapSize)))
-	start := !l.compactOn && logBytes > limit
+	var t tally
+	for _, c := range l.tallies {
+		t.add(c)
+	}
+	start := !l.compactOn && l.compactDue(logBytes, t)
 	if start {
 		l.compactOn = true
 		l.compacting.Add(1)
@@ -43,6 +46,22 @@ func (l *Log) maybeCompact() {
 		l.compactOn = false
 		l.smu.Unlock()
 	}()
+}
+
+// compactDue decides, from the log's bytes since the snapshot and the
+// records written to it, whether a snapshot would reclaim enough. Each
+// delete makes itself and (roughly) one earlier record garbage; a log in
+// which that is under half of all records mostly grows, and is left to
+// grow to CompactGrowth × the snapshot (which still bounds the garbage of
+// overwrites, which the log cannot see). Called with smu held.
+func (l *Log) compactDue(logBytes int64, t tally) bool {
+	if logBytes <= max(l.opts.CompactMin, int64(l.opts.CompactRatio*float64(l.snapSize))) {
+		return false
+	}
+	if dead := 2 * t.dels; 2*dead >= l.snapRecs+t.recs {
+		return true
+	}
+	return logBytes > max(l.opts.CompactMin, int64(l.opts.CompactGrowth*float64(l.snapSize)))
 }
 
 // Compact writes the caller's current state as a snapshot and deletes the
@@ -68,19 +87,20 @@ func (l *Log) Compact() error {
 	}
 	seq := r.seg
 	path := filepath.Join(l.dir, snapName(seq))
-	size, err := l.writeSnapshot(path)
+	size, recs, err := l.writeSnapshot(path)
 	if err != nil {
 		return err
 	}
 
 	l.smu.Lock()
 	old := l.snapSeq
-	l.snapSeq, l.snapSize = seq, size
+	l.snapSeq, l.snapSize, l.snapRecs = seq, size, int64(recs)
 	var drop []uint64
 	for n := range l.sizes {
 		if n < seq {
 			drop = append(drop, n)
 			delete(l.sizes, n)
+			delete(l.tallies, n)
 		}
 	}
 	l.smu.Unlock()
@@ -107,12 +127,15 @@ func removeIfExists(path string) error {
 const snapshotChunk = 256 << 10
 
 // writeSnapshot streams the Snapshotter's state into path via a temporary
-// file, synced and renamed into place only when complete.
-func (l *Log) writeSnapshot(path string) (int64, error) {
+// file, synced and renamed into place only when complete, and returns its
+// size and records. Records are encoded straight into the chunk's frame
+// (room for the frame's header and count is left in front), and each
+// chunk goes to the file in one write.
+func (l *Log) writeSnapshot(path string) (size int64, records uint64, err error) {
 	tmp := path + tmpSuffix
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return 0, fmt.Errorf("oplog: snapshot: %w", err)
+		return 0, 0, fmt.Errorf("oplog: snapshot: %w", err)
 	}
 	ok := false
 	defer func() {
@@ -121,71 +144,72 @@ func (l *Log) writeSnapshot(path string) (int64, error) {
 			os.Remove(tmp)
 		}
 	}()
-	w := bufio.NewWriterSize(f, 1<<20)
-	size := int64(headerSize)
-	if _, err := w.Write(header(snapMagic)); err != nil {
-		return 0, fmt.Errorf("oplog: snapshot: %w", err)
+	fail := func(err error) (int64, uint64, error) { return 0, 0, fmt.Errorf("oplog: snapshot: %w", err) }
+	if _, err := f.Write(header(snapMagic)); err != nil {
+		return fail(err)
 	}
-	var (
-		frame   []byte
-		batch   []persist.Record
-		pending int
-		count   uint64
-	)
-	flushBatch := func() error {
-		if len(batch) == 0 {
+	size = headerSize
+	const room = frameHeaderSize + 1 + binary.MaxVarintLen64
+	chunk := make([]byte, room, room+snapshotChunk+64<<10)
+	var inChunk uint64
+	flushChunk := func() error {
+		if inChunk == 0 {
 			return nil
 		}
-		var err error
-		if frame, err = appendBatch(frame[:0], batch); err != nil {
+		var n [binary.MaxVarintLen64]byte
+		nl := binary.PutUvarint(n[:], inChunk)
+		start := room - nl - 1 - frameHeaderSize
+		chunk[start+frameHeaderSize] = frameBatch
+		copy(chunk[start+frameHeaderSize+1:], n[:nl])
+		frame, err := sealFrame(chunk, start)
+		if err != nil {
 			return err
 		}
-		if _, err := w.Write(frame); err != nil {
+		if _, err := f.Write(frame[start:]); err != nil {
 			return err
 		}
-		size += int64(len(frame))
-		count += uint64(len(batch))
-		batch, pending = batch[:0], 0
+		size += int64(len(frame) - start)
+		records += inChunk
+		chunk, inChunk = chunk[:room], 0
 		return nil
 	}
-	// Keys and values are copied: the caller may reuse its buffers.
+	// The caller may reuse key and value once emit returns: they are
+	// copied into the chunk.
 	emit := func(key, value []byte) error {
-		batch = append(batch, persist.Put(append([]byte(nil), key...), append([]byte(nil), value...)))
-		pending += len(key) + len(value) + 8
-		if pending >= snapshotChunk {
-			return flushBatch()
+		chunk = appendRecord(chunk, persist.OpPut, key, value)
+		inChunk++
+		if len(chunk)-room >= snapshotChunk {
+			return flushChunk()
 		}
 		return nil
 	}
 	if err := l.opts.Snapshot(emit); err != nil {
-		return 0, fmt.Errorf("oplog: snapshot: %w", err)
+		return fail(err)
 	}
-	if err := flushBatch(); err != nil {
-		return 0, fmt.Errorf("oplog: snapshot: %w", err)
+	if err := flushChunk(); err != nil {
+		return fail(err)
 	}
-	if frame, err = appendEnd(frame[:0], count); err != nil {
-		return 0, err
+	end, err := appendEnd(nil, records)
+	if err != nil {
+		return 0, 0, err
 	}
-	if _, err := w.Write(frame); err != nil {
-		return 0, fmt.Errorf("oplog: snapshot: %w", err)
+	if _, err := f.Write(end); err != nil {
+		return fail(err)
 	}
-	size += int64(len(frame))
-	if err := w.Flush(); err != nil {
-		return 0, fmt.Errorf("oplog: snapshot: %w", err)
-	}
+	size += int64(len(end))
 	if err := f.Sync(); err != nil {
-		return 0, fmt.Errorf("oplog: snapshot: %w", err)
+		return fail(err)
 	}
 	if err := f.Close(); err != nil {
-		return 0, fmt.Errorf("oplog: snapshot: %w", err)
+		return fail(err)
 	}
 	ok = true
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		return 0, fmt.Errorf("oplog: snapshot: %w", err)
+		return fail(err)
 	}
 	if err := syncDir(l.dir); err != nil {
-		return 0, fmt.Errorf("oplog: snapshot: %w", err)
+		return fail(err)
 	}
-	return size, nil
+	return size, records, nil
 }
