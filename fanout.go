@@ -371,6 +371,28 @@ func (s *Server) SQS() *sqs.Engine { return s.sqs }
 // Clock returns the clock the server reads.
 func (s *Server) Clock() clock.Clock { return s.opts.Clock }
 
+// AdvanceClock moves the server's clock forward by d, as POST
+// /_fanout/clock does: with a data dir and the default (adjustable) clock,
+// the new offset is on disk before the clock moves, so a restart keeps it.
+// A clock.Manual given in Options.Clock is moved too, and not stored: its
+// time is its owner's. It does not wait for what falls due.
+func (s *Server) AdvanceClock(d time.Duration) error {
+	adv, ok := s.opts.Clock.(clock.Advancer)
+	switch {
+	case !ok:
+		return errors.New("fanout: this server's clock cannot be moved")
+	case d < 0:
+		return fmt.Errorf("fanout: the clock moves forward only, not by %s", d)
+	case adv.Now().Add(d).After(clock.Latest()):
+		return fmt.Errorf("fanout: advancing by %s would take the clock past %s, the latest time it can read", d, clock.Latest().Format(time.RFC3339))
+	}
+	if advance := s.clockAdvancer(); advance != nil {
+		return advance(d)
+	}
+	adv.Advance(d)
+	return nil
+}
+
 // Start builds a server and serves it on opts.Addr (default a free loopback
 // port) until ctx ends or Close is called.
 func Start(ctx context.Context, opts Options) (*Server, error) {

@@ -210,9 +210,18 @@ const settleLimit = time.Minute
 // Advance moves the server's clock forward by d and returns once what fell
 // due has run: visibility timeouts and delays end, retention expires, long
 // polls time out, and SNS retries to HTTP and Lambda endpoints are made,
-// with their own deliveries, as POST /_fanout/clock does.
+// with their own deliveries, as POST /_fanout/clock does. With
+// WithRealTime and a data dir (WithOptions), the new offset is stored
+// first, so a server restarted on that dir keeps it; a failure to store it
+// fails the test and leaves the clock where it was.
 func (s *Server) Advance(d time.Duration) {
-	s.clock.Advance(d)
+	if s.manual != nil {
+		s.manual.Advance(d)
+	} else if err := s.srv.AdvanceClock(d); err != nil {
+		s.t.Helper()
+		s.t.Fatalf("fanouttest: Advance(%s): %v", d, err)
+		return
+	}
 	s.Settle()
 }
 

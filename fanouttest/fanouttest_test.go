@@ -471,3 +471,32 @@ func TestRestartOnADataDir(t *testing.T) {
 		t.Fatalf("visible 40 s after the change: %+v", msgs)
 	}
 }
+
+// On the wall clock, Advance stores the new offset in the data dir, as
+// POST /_fanout/clock does: a restart keeps the time it reached.
+func TestRealTimeAdvanceSurvivesARestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	onDisk := fanouttest.WithOptions(func(o *fanout.Options) { o.DataDir = dir })
+	first := fanouttest.Start(t, onDisk, fanouttest.WithRealTime())
+	q := first.SQSClient()
+	url := must(q.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String("jobs"),
+		Attributes: map[string]string{"VisibilityTimeout": "3600"}})).QueueUrl
+	must(q.SendMessage(ctx, &awssqs.SendMessageInput{QueueUrl: url, MessageBody: aws.String("job")}))
+	if got := must(q.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url})); len(got.Messages) != 1 {
+		t.Fatal("not received")
+	}
+	first.Advance(2 * time.Hour) // past the receive's hour of invisibility
+	first.Close()
+
+	second := fanouttest.Start(t, onDisk, fanouttest.WithRealTime())
+	if ahead := time.Until(second.Now()); ahead < 2*time.Hour-time.Minute {
+		t.Fatalf("after the restart the clock is %s ahead of the wall clock, want the 2h it was moved", ahead)
+	}
+	sq := second.SQSClient()
+	url = must(sq.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String("jobs")})).QueueUrl
+	got := must(sq.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url}))
+	if len(got.Messages) != 1 || aws.ToString(got.Messages[0].Body) != "job" {
+		t.Fatalf("the message whose visibility timeout the moved clock ended is not visible after the restart: %+v", got.Messages)
+	}
+}
