@@ -340,7 +340,7 @@ func (s sqsQueue) SendDeferred(m QueueMessage) (Waiter, error) {
 	for i, a := range m.Attributes {
 		attrs[i] = sqs.MessageAttribute{Name: a.Name, DataType: a.DataType, StringValue: a.StringValue, BinaryValue: a.BinaryValue}
 	}
-	_, w, err := s.q.SendDeferred(sqs.SendInput{
+	w, err := s.q.SendNoReply(sqs.SendInput{
 		Body: m.Body, Attributes: attrs, GroupID: m.GroupID,
 		DeduplicationID: m.DeduplicationID, SenderID: m.SenderID, BodyMD5: m.BodyMD5,
 		BodyChecked: m.BodyChecked,

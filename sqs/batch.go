@@ -122,7 +122,7 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 	msgs := make([]draft, 0, len(entries))
 	delays := make([]*int, 0, len(entries))
 	for _, e := range entries {
-		m, res, perr := q.prepare(cfg, e.SendInput)
+		m, res, perr := q.prepare(cfg, e.SendInput, false)
 		if perr != nil {
 			failed = append(failed, Failure(e.ID, perr))
 			continue

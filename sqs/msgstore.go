@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"strings"
 	"unsafe"
+
+	"github.com/fanout/fanout/internal/id"
 )
 
 // store is the memory of one queue's messages: records, their bytes and the
@@ -39,7 +41,10 @@ func (s *store) release() {
 // dead-letter or redrive move): ordinary Go strings, owned by nobody else
 // once it is out of a queue.
 type draft struct {
-	idMD5          string // MessageId (36 bytes), then the body's MD5 (32)
+	idMD5 string // MessageId (36 bytes), then the body's MD5 (32)
+	// bodyMD5, when idMD5 is empty, is the body's MD5: put then makes the
+	// MessageId in the message's bytes (a send nobody reads the reply of).
+	bodyMD5        string
 	body           string
 	attrs          []byte // encoded user attributes (encodeAttrs); nil: none
 	sender         string
@@ -77,9 +82,18 @@ func (s *store) put(r *record, d *draft) {
 	r.extLen = 0
 	var buf []byte
 	r.chunk, r.off, buf = s.chunks.reserve(r.size())
-	n := copy(buf, d.idMD5)
+	n := d.putIDs(buf)
 	n += copy(buf[n:], d.body)
 	copy(buf[n:], d.attrs)
+}
+
+// putIDs writes the MessageId and the body's MD5 at the start of buf.
+func (d *draft) putIDs(buf []byte) int {
+	if d.idMD5 != "" {
+		return copy(buf, d.idMD5)
+	}
+	id.PutUUID((*[36]byte)(buf[:36]))
+	return 36 + copy(buf[36:bodyAt], d.bodyMD5)
 }
 
 // putWithExt is put for a message with rare system attributes, which its
@@ -97,7 +111,7 @@ func (s *store) putWithExt(r *record, d *draft) {
 	r.extLen = uint32(ext)
 	var buf []byte
 	r.chunk, r.off, buf = s.chunks.reserve(r.size())
-	n := copy(buf, d.idMD5)
+	n := d.putIDs(buf)
 	n += copy(buf[n:], d.body)
 	n += copy(buf[n:], d.attrs)
 	for _, f := range fields {

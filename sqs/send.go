@@ -61,7 +61,7 @@ func (q *Queue) Send(in SendInput) (SendResult, error) {
 // sends one message to several queues (an SNS fan-out) starts every record
 // before it waits, so that they share one sync. Wait holds no queue lock.
 func (q *Queue) SendDeferred(in SendInput) (SendResult, Waiter, error) {
-	d, res, err := q.prepare(q.cfg(), in)
+	d, res, err := q.prepare(q.cfg(), in, false)
 	if err != nil {
 		return SendResult{}, nil, err
 	}
@@ -80,6 +80,36 @@ func (q *Queue) SendDeferred(in SendInput) (SendResult, Waiter, error) {
 	sw := &sendWaiter{q: q, s: [1]sent{s}}
 	sw.w = q.recordSends(sw.s[:])
 	return res, sw, nil
+}
+
+// SendNoReply is SendDeferred for a caller that reads no reply (fanout's
+// SNS: the MessageId a queue gives a delivery is the queue's business). On
+// a standard queue, with in.BodyMD5 given, the message's id is made as it
+// is stored, and nothing is allocated for the reply.
+func (q *Queue) SendNoReply(in SendInput) (Waiter, error) {
+	if q.fifo != nil || len(in.BodyMD5) != 32 {
+		_, w, err := q.SendDeferred(in) // FIFO deduplication keeps the id
+		return w, err
+	}
+	d, _, err := q.prepare(q.cfg(), in, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := storeGuard.check(); err != nil {
+		return nil, err
+	}
+	q.lock()
+	defer q.unlock()
+	if q.deleted {
+		return nil, queueDoesNotExist()
+	}
+	i := q.enqueue(&d, in.DelaySeconds, q.engine.clock.Now())
+	if !q.journaling() {
+		return nil, nil
+	}
+	sw := &sendWaiter{q: q, s: [1]sent{{i: i, seq: q.seq}}}
+	sw.w = q.recordSends(sw.s[:])
+	return sw, nil
 }
 
 // sendWaiter waits for a deferred send's record and undoes it on failure.
@@ -122,7 +152,9 @@ func (q *Queue) admit(d *draft, delay *int, now time.Time, res *SendResult) sent
 // prepare validates in against the queue's settings cfg (a copy) and builds
 // the message, outside the queue lock. The draft's body (and ids) may still
 // be slices of the request: enqueue copies them into the queue's chunks.
-func (q *Queue) prepare(cfg config, in SendInput) (draft, SendResult, error) {
+// With noReply (a standard queue, in.BodyMD5 given) it makes no id and no
+// reply: put makes the id.
+func (q *Queue) prepare(cfg config, in SendInput, noReply bool) (draft, SendResult, error) {
 	if in.Body == "" {
 		return draft{}, SendResult{}, missing("MessageBody")
 	}
@@ -163,6 +195,14 @@ func (q *Queue) prepare(cfg config, in SendInput) (draft, SendResult, error) {
 	dedupID := in.DeduplicationID
 	if cfg.fifo && dedupID == "" {
 		dedupID = contentDedupID(in.Body)
+	}
+	if noReply {
+		d := draft{body: in.Body, bodyMD5: in.BodyMD5, sender: in.SenderID,
+			ext: messageExt{traceHeader: trace, groupID: in.GroupID, dedupID: dedupID}}
+		if len(attrs) > 0 {
+			d.attrs = encodeAttrs(attrs, MD5OfAttributes(attrs))
+		}
+		return d, SendResult{}, nil
 	}
 	// The message id and the body's MD5 share one allocation, the reply's.
 	var buf [bodyAt]byte
