@@ -53,37 +53,35 @@ type Message struct {
 
 	mu         sync.Mutex
 	signatures map[string]string // string to sign -> signature
-	// The MD5 of the raw payload, computed once for all queues and read
-	// without the lock; md5s holds those of other payloads
-	// (MessageStructure=json gives one per protocol).
-	md5First atomic.Pointer[textSum]
-	md5s     map[string]string
+	// The MD5 of the raw payload, computed once for all queues: written
+	// under mu before md5Set, read without the lock after it. md5s holds
+	// those of other payloads (MessageStructure=json gives one per protocol).
+	md5Text, md5Sum string
+	md5Set          atomic.Bool
+	md5s            map[string]string
 	// kept is the records' view of it, made once (under mu) and read
 	// without the lock.
 	kept atomic.Pointer[keptMessage]
 }
 
-// textSum is a payload and its MD5.
-type textSum struct{ text, sum string }
-
 // md5Of returns the MD5 SQS reports for a raw payload of this message,
 // computing it once however many queues receive it.
 func (m *Message) md5Of(text string) string {
-	if f := m.md5First.Load(); f != nil && f.text == text {
-		return f.sum
+	if m.md5Set.Load() && m.md5Text == text {
+		return m.md5Sum
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	f := m.md5First.Load()
-	if f != nil && f.text == text {
-		return f.sum
+	if m.md5Set.Load() && m.md5Text == text {
+		return m.md5Sum
 	}
 	if sum, ok := m.md5s[text]; ok {
 		return sum
 	}
 	sum := sqs.MD5OfBody(text)
-	if f == nil {
-		m.md5First.Store(&textSum{text, sum})
+	if !m.md5Set.Load() {
+		m.md5Text, m.md5Sum = text, sum
+		m.md5Set.Store(true)
 		return sum
 	}
 	if m.md5s == nil {
