@@ -147,6 +147,9 @@ func (e *tornError) Error() string { return fmt.Sprintf("torn at byte %d: %s", e
 type frameScanner struct {
 	data []byte
 	off  int64 // offset of the next frame
+	// checked, when set, checks the checksums ahead of next, which waits
+	// for it rather than checking them itself.
+	checked *verifier
 }
 
 // next returns the next frame's payload, io.EOF at a clean end, or a
@@ -172,7 +175,11 @@ func (fs *frameScanner) next() ([]byte, error) {
 		return nil, &tornError{fs.off, fmt.Sprintf("frame of %d bytes cut short after %d", size, n)}
 	}
 	p := rest[frameHeaderSize : frameHeaderSize+int(size) : frameHeaderSize+int(size)]
-	if crc32.Checksum(p, castagnoli) != binary.LittleEndian.Uint32(rest[4:]) {
+	if fs.checked != nil {
+		if err := fs.checked.await(fs.off + frameHeaderSize + int64(size)); err != nil {
+			return nil, err
+		}
+	} else if crc32.Checksum(p, castagnoli) != binary.LittleEndian.Uint32(rest[4:]) {
 		return nil, &tornError{fs.off, "frame checksum mismatch"}
 	}
 	fs.off += frameHeaderSize + int64(size)

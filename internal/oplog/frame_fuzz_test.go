@@ -3,6 +3,7 @@ package oplog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 
@@ -43,14 +44,29 @@ func FuzzFrameReader(f *testing.F) {
 				}
 			}
 		}
+		// A scanner whose checksums a verifier checks ahead must read
+		// the same frames and stop where and as the plain one does.
+		ahead := &frameScanner{data: data, checked: startVerifier(data, 0)}
+		defer ahead.checked.stop()
 		fr := &frameScanner{data: data}
 		var recs []persist.Record
 		var accepted int64
 		for {
 			p, err := fr.next()
+			p2, err2 := ahead.next()
+			if !bytes.Equal(p, p2) || fmt.Sprint(err) != fmt.Sprint(err2) || fr.off != ahead.off {
+				t.Fatalf("checked ahead: %d bytes, %v at %d; checked in turn: %d bytes, %v at %d",
+					len(p2), err2, ahead.off, len(p), err, fr.off)
+			}
 			if err == io.EOF {
 				if accepted != int64(len(data)) {
 					t.Fatalf("clean EOF after %d of %d bytes", accepted, len(data))
+				}
+				return
+			}
+			if err == errZeros { // the caller decides: the end of a preallocated segment, or damage
+				if fr.off != accepted {
+					t.Fatalf("zeros at %d, but %d bytes were accepted", fr.off, accepted)
 				}
 				return
 			}

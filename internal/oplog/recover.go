@@ -474,7 +474,8 @@ func loadSnapshot(path string, set *liveSet, h *handover, load persist.Loader) (
 		}
 		return 0, 0, fmt.Errorf("oplog: %w", err)
 	}
-	fs := &frameScanner{data: m.data, off: headerSize}
+	fs := &frameScanner{data: m.data, off: headerSize, checked: startVerifier(m.data, headerSize)}
+	defer fs.checked.stop() // before the unmapping deferred above
 	var recs []persist.Record
 	var count uint64
 	for {
@@ -537,7 +538,8 @@ func replaySegment(dir, name string, set *liveSet, last bool, rec *Recovery) (si
 		}
 		return 0, 0, fmt.Errorf("oplog: %w", err)
 	}
-	fs := &frameScanner{data: m.data, off: headerSize}
+	fs := &frameScanner{data: m.data, off: headerSize, checked: startVerifier(m.data, headerSize)}
+	defer fs.checked.stop()
 	var recs []persist.Record
 	for {
 		at := fs.off
@@ -558,6 +560,7 @@ func replaySegment(dir, name string, set *liveSet, last bool, rec *Recovery) (si
 				if fs.off == headerSize && last {
 					return -1, 0, os.Remove(path)
 				}
+				fs.checked.stop() // it reads no byte past the cut
 				if err := f.Truncate(fs.off); err != nil {
 					return 0, 0, err
 				}
@@ -572,6 +575,7 @@ func replaySegment(dir, name string, set *liveSet, last bool, rec *Recovery) (si
 			}
 			rec.Dropped = &Dropped{File: name, Offset: torn.Offset, Bytes: fileBytes - torn.Offset, Reason: torn.Reason}
 			// The mapping past torn.Offset is never read again.
+			fs.checked.stop()
 			if err := f.Truncate(torn.Offset); err != nil {
 				return 0, 0, err
 			}

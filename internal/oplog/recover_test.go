@@ -255,18 +255,30 @@ func (f *fanoutOrdered) apply(b []persist.Record) {
 // deleted or rewrote a key of an earlier segment does not count.
 func TestTornTailMidIndexKeepsEarlierSegments(t *testing.T) {
 	t.Parallel()
-	for _, damage := range []string{"checksum", "length", "cut"} {
-		t.Run(damage, func(t *testing.T) {
+	for _, c := range []struct {
+		damage        string
+		segment, keys int
+	}{
+		{"checksum", 4 << 10, 40}, {"length", 4 << 10, 40}, {"cut", 4 << 10, 40},
+		// Several MiB into a segment: past what the verifier checks in
+		// its first words.
+		{"checksum", 4 << 20, 12000}, {"cut", 4 << 20, 12000},
+	} {
+		damage := c.damage
+		t.Run(fmt.Sprint(damage, c.segment), func(t *testing.T) {
 			dir := t.TempDir()
-			l, _, _ := openT(t, dir, Options{SegmentSize: 4 << 10})
+			l, _, _ := openT(t, dir, Options{SegmentSize: int64(c.segment), Mode: Relaxed})
 			o := newOrdered()
-			for i := range 40 { // several segments of keys
-				b := []persist.Record{kv(fmt.Sprintf("k/%02d", i), strings.Repeat("v", 500))}
+			for i := range c.keys { // several segments of keys
+				b := []persist.Record{kv(fmt.Sprintf("k/%05d", i), strings.Repeat("v", 500))}
 				l.Commit(b)
 				o.apply(b)
 			}
 			l.Commit([]persist.Record{kv("filler", "f")})
 			o.apply([]persist.Record{kv("filler", "f")})
+			if err := l.Sync(); err != nil {
+				t.Fatal(err)
+			}
 			l.smu.Lock()
 			seg, end := l.segNum, l.sizes[l.segNum]
 			l.smu.Unlock()
