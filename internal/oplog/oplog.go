@@ -129,7 +129,7 @@ type Log struct {
 	failed  error  // set after an fsync failure: nothing can be promised any more
 	closed  bool
 
-	kick    chan struct{}     // wakes the flusher (capacity 1)
+	full    chan struct{}     // a flusher found the segment full (capacity 1)
 	rotate  chan chan rotated // compaction asks the flusher for a new segment
 	syncReq chan chan error
 	closing chan struct{}
@@ -145,9 +145,12 @@ type Log struct {
 	// The syncers' queue: groups written to segment segNum and not yet
 	// synced, in write order; the n-th group written has seq n.
 	syncMu    sync.Mutex
-	syncWake  *sync.Cond // a group was written, or the log closes
-	synced    *sync.Cond // a sync ended
+	syncWake  *sync.Cond // there is something to write or to sync, or the log closes
+	synced    *sync.Cond // a write or a sync ended
 	unsynced  []*group
+	pending   bool   // durable mode: frames are enqueued, unwritten
+	writing   bool   // a goroutine is writing (it owns seg, segSize, alloc)
+	settled   uint64 // seq of the last group settled
 	written   uint64 // seq of the last group written
 	started   uint64 // the highest seq a running or ended sync covers
 	syncing   int    // syncs running
@@ -256,7 +259,7 @@ func Open(dir string, opts Options, load persist.Loader) (*Log, Recovery, error)
 	l := &Log{
 		dir: dir, opts: opts, lock: lock,
 		group:   newGroup(),
-		kick:    make(chan struct{}, 1),
+		full:    make(chan struct{}, 1),
 		rotate:  make(chan chan rotated),
 		syncReq: make(chan chan error),
 		closing: make(chan struct{}),
@@ -322,10 +325,12 @@ func (l *Log) Enqueue(batch []persist.Record) persist.Pending {
 	if l.opts.Mode == Relaxed {
 		return settled // the ticker writes it
 	}
-	select {
-	case l.kick <- struct{}{}:
-	default:
+	l.syncMu.Lock()
+	if !l.pending {
+		l.pending = true
+		l.syncWake.Signal()
 	}
+	l.syncMu.Unlock()
 	return g
 }
 
@@ -380,6 +385,9 @@ func (l *Log) Close() error {
 	return err
 }
 
+// flushLoop does what is not a flusher's: relaxed mode's ticks, Sync,
+// rotations (for compaction, or when a flusher filled the segment) and
+// the close.
 func (l *Log) flushLoop() {
 	defer close(l.done)
 	defer func() {
@@ -397,33 +405,69 @@ func (l *Log) flushLoop() {
 	}
 	for {
 		select {
-		case <-l.kick:
-			if l.opts.Mode == Durable {
-				l.flush()
-			}
 		case <-tick:
-			l.flush()
+			l.asWriter(func() { l.flush() })
 		case reply := <-l.syncReq:
-			reply <- l.flushAndWait()
+			reply <- l.flushAndWait(nil)
 		case reply := <-l.rotate:
-			err := l.flushAndWait()
-			if err == nil {
-				err = l.startSegment(l.segNum + 1)
-			}
+			var err error
+			l.flushAndWait(func() {
+				if err = l.failure(); err == nil {
+					err = l.startSegment(l.segNum + 1)
+				}
+			})
 			reply <- rotated{seg: l.segNum, err: err}
+		case <-l.full:
+			l.flushAndWait(func() {
+				if l.segSize >= l.opts.SegmentSize && l.failure() == nil {
+					if err := l.startSegment(l.segNum + 1); err != nil {
+						// The batches are durable in the old segment;
+						// the next full segment retries.
+						l.opts.Logf("oplog: %s: starting a new segment: %v", l.dir, err)
+					}
+				}
+			})
 		case <-l.closing:
-			l.flushAndWait()
-			l.trimSegment()
+			l.flushAndWait(l.trimSegment)
 			return
 		}
 	}
 }
 
-// flushAndWait writes what is enqueued and waits until everything written
-// is synced: the answer is the first error of either.
-func (l *Log) flushAndWait() error {
-	err := l.flush()
-	l.waitSynced()
+// asWriter runs write as the one writer, once no other goroutine writes.
+func (l *Log) asWriter(write func()) {
+	l.syncMu.Lock()
+	for l.writing {
+		l.synced.Wait()
+	}
+	l.writing, l.pending = true, false
+	l.syncMu.Unlock()
+	write()
+	l.syncMu.Lock()
+	l.writing = false
+	l.syncWake.Broadcast() // what it wrote is there to sync
+	l.synced.Broadcast()
+	l.syncMu.Unlock()
+}
+
+// flushAndWait writes what is enqueued, waits until everything written is
+// synced and then, still as the writer, runs then (if set) with the
+// segment quiet: the answer is the first error of the write or a sync.
+func (l *Log) flushAndWait(then func()) error {
+	var err error
+	l.asWriter(func() {
+		err = l.flush()
+		l.syncMu.Lock()
+		l.syncWake.Broadcast() // the flushers sync what it wrote
+		target := l.written
+		for l.settled < target {
+			l.synced.Wait()
+		}
+		l.syncMu.Unlock()
+		if then != nil {
+			then()
+		}
+	})
 	if err == nil {
 		err = l.failure()
 	}
@@ -481,40 +525,32 @@ func (l *Log) flush() error {
 	g.seq = l.written
 	l.unsynced = append(l.unsynced, g)
 	l.syncSeg = l.segNum
-	l.syncWake.Signal()
 	l.syncMu.Unlock()
 	if l.segSize >= l.opts.SegmentSize {
-		l.nextSegment()
+		select { // the control loop starts the next once this one is synced
+		case l.full <- struct{}{}:
+		default:
+		}
 	}
 	l.maybeCompact()
 	return nil
 }
 
-// nextSegment starts a new segment once every group in this one is
-// synced; what is enqueued meanwhile goes to the new one.
-func (l *Log) nextSegment() {
-	l.waitSynced()
-	if l.failure() != nil {
-		return
-	}
-	if err := l.startSegment(l.segNum + 1); err != nil {
-		// The batches are durable in the old segment; the next flush
-		// retries the rotation.
-		l.opts.Logf("oplog: %s: starting a new segment: %v", l.dir, err)
-	}
-}
-
-// syncers is how many fdatasyncs may run at once. A disk takes a second
+// syncers is how many flushers there are, and so how many fdatasyncs may
+// run at once. A disk takes a second
 // one while the first runs, so a group written meanwhile need not wait for
 // the first to end: with 8 writers on this project's machines two
 // overlapping syncs acknowledged about a third more than one at a time.
 const syncers = 2
 
-// syncLoop is one syncer: as soon as a written group is not covered by a
-// sync already running, it syncs, then settles every group written before
-// its sync began. Each syncer syncs through a descriptor of its own, so a
-// write-back error is reported to every sync it concerns, not only to the
-// first to ask (Linux reports it once per open file).
+// syncLoop is one flusher. When frames are enqueued and no one writes, it
+// writes them; as soon as a written group is not covered by a sync already
+// running, it syncs, then settles every group written before its sync
+// began. So a batch's flusher usually writes and syncs it itself: one
+// wake-up from the caller to the disk and one back. Each flusher syncs
+// through a descriptor of its own, so a write-back error is reported to
+// every sync it concerns, not only to the first to ask (Linux reports it
+// once per open file).
 func (l *Log) syncLoop() {
 	defer l.syncersWG.Done()
 	var (
@@ -529,10 +565,29 @@ func (l *Log) syncLoop() {
 	}()
 	for {
 		l.syncMu.Lock()
-		for l.written == l.started && !l.syncStop {
+		var canWrite, canSync bool
+		for {
+			canWrite = l.pending && !l.writing
+			canSync = l.written > l.started && l.syncing < syncers
+			if canWrite || canSync || (l.syncStop && l.written == l.started) {
+				break
+			}
 			l.syncWake.Wait()
 		}
-		if l.written == l.started {
+		if canWrite && !canSync {
+			l.writing, l.pending = true, false
+			l.syncMu.Unlock()
+			l.flush()
+			l.syncMu.Lock()
+			l.writing = false
+			if l.pending {
+				l.syncWake.Signal() // enqueued meanwhile: another may write it
+			}
+			l.synced.Broadcast()
+			l.syncMu.Unlock()
+			continue // and sync what it wrote
+		}
+		if !canSync {
 			l.syncMu.Unlock()
 			return
 		}
@@ -574,8 +629,14 @@ func (l *Log) syncLoop() {
 			close(g.done)
 			n++
 		}
+		if n > 0 {
+			l.settled = l.unsynced[n-1].seq
+		}
 		l.unsynced = l.unsynced[n:]
 		l.synced.Broadcast()
+		if l.written > l.started {
+			l.syncWake.Signal() // written while it synced: a slot is free
+		}
 		l.syncMu.Unlock()
 	}
 }
