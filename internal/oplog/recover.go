@@ -164,30 +164,33 @@ func (s *liveSet) keyOf(i int32) string {
 // hashKey is the index's hash; tests make keys collide with another.
 var hashKey = maphash.String
 
-// find returns the index in ents of key's last write, and key's hash.
-func (s *liveSet) find(key string) (int32, uint64, bool) {
-	h := hashKey(s.seed, key)
-	if i, ok := s.idx[h]; ok && s.keyOf(i) == key {
-		return i, h, true
+// find returns the index in ents of key's last write (ok), key's hash,
+// and whether another key holds that hash in idx.
+func (s *liveSet) find(key string) (i int32, h uint64, ok, taken bool) {
+	h = hashKey(s.seed, key)
+	i, taken = s.idx[h]
+	if taken && s.keyOf(i) == key {
+		return i, h, true, false
 	}
 	if s.spill != nil {
-		if i, ok := s.spill[key]; ok {
-			return i, h, true
+		if j, in := s.spill[key]; in {
+			return j, h, true, taken
 		}
 	}
-	return 0, h, false
+	return 0, h, false, taken
 }
 
-// set makes ents[i] key's last write.
-func (s *liveSet) set(key string, h uint64, i int32) {
-	if j, ok := s.idx[h]; ok && s.keyOf(j) != key {
+// set makes ents[i] the last write of key, which find said about h and
+// taken.
+func (s *liveSet) set(key string, h uint64, taken bool, i int32) {
+	if taken {
 		if s.spill == nil {
 			s.spill = map[string]int32{}
 		}
 		s.spill[key] = i
 		return
 	}
-	s.idx[h] = i
+	s.idx[h] = i // where find just looked: in the cache still
 	if s.spill != nil {
 		delete(s.spill, key) // an older write, from before a prefix freed h
 	}
@@ -198,7 +201,7 @@ func (s *liveSet) apply(m *mapped, file int32, r persist.Record) {
 	k := unsafe.String(unsafe.SliceData(r.Key), len(r.Key))
 	switch r.Op {
 	case persist.OpPut, persist.OpDelete:
-		i, h, ok := s.find(k)
+		i, h, ok, taken := s.find(k)
 		if ok {
 			s.ents[i].state = entryGone
 		}
@@ -208,7 +211,7 @@ func (s *liveSet) apply(m *mapped, file int32, r persist.Record) {
 		} else {
 			e.state = entryTombstone
 		}
-		s.set(k, h, int32(len(s.ents)))
+		s.set(k, h, taken, int32(len(s.ents)))
 		s.ents = append(s.ents, e)
 	case persist.OpDeletePrefix:
 		// No tombstones: the prefix itself overrides the snapshot's keys.
@@ -231,7 +234,7 @@ func (s *liveSet) apply(m *mapped, file int32, r persist.Record) {
 // overrides reports whether the segments decide key's fate, so the
 // snapshot's value for it no longer counts.
 func (s *liveSet) overrides(key []byte) bool {
-	if _, _, ok := s.find(unsafe.String(unsafe.SliceData(key), len(key))); ok {
+	if _, _, ok, _ := s.find(unsafe.String(unsafe.SliceData(key), len(key))); ok {
 		return true
 	}
 	for _, p := range s.prefixes {
