@@ -92,7 +92,7 @@ func testCompaction(o *oplog.Options) {
 		o.CompactMin = n
 	}
 	if r, err := strconv.ParseFloat(os.Getenv("FANOUT_TEST_COMPACT_RATIO"), 64); err == nil && r > 0 {
-		o.CompactRatio = r
+		o.CompactRatio, o.CompactGrowth = r, r // whether the log mostly grows or not
 	}
 }
 
