@@ -73,6 +73,9 @@ func TestKillNineKeepsEveryAcknowledgedCall(t *testing.T) {
 		tornTails += torn
 		h.checkpoint(t, p)
 		done++
+		if done%50 == 0 {
+			t.Logf("%d cycles in %s, %d violations so far", done, time.Since(start).Round(time.Second), h.v.total())
+		}
 	}
 	// A clean stop must keep everything too.
 	h.l.cycle = done + 1
