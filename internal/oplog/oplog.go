@@ -474,15 +474,6 @@ func (l *Log) flushAndWait(then func()) error {
 	return err
 }
 
-// waitSynced waits until every group written is settled and no sync runs.
-func (l *Log) waitSynced() {
-	l.syncMu.Lock()
-	for len(l.unsynced) > 0 || l.syncing > 0 {
-		l.synced.Wait()
-	}
-	l.syncMu.Unlock()
-}
-
 func (l *Log) failure() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
