@@ -11,7 +11,8 @@ import (
 // regions are mapped from the kernel outside Go's heap (mapRegion), for two
 // reasons: the collector's heap goal (twice the live heap at GOGC 100) does
 // not count them, so a store of a gigabyte costs a gigabyte of RSS, not two;
-// and they go back to the kernel the moment a queue frees them. Small
+// and they go back to the kernel the moment a queue frees them (but for
+// the last spareBytes freed, kept for the next queue that grows). Small
 // regions come from Go's heap as noscan objects, so a queue holding three
 // messages costs a few hundred bytes and 100,000 queues cost no mappings.
 //
