@@ -140,7 +140,9 @@ type Log struct {
 	segNum  uint64
 	segSize int64 // where the data ends and the next group is written
 	alloc   int64 // the file's size: the data, then preallocated zeros
-	spare   []byte
+	// noPrealloc is set once preallocating failed in this segment.
+	noPrealloc bool
+	spare      []byte
 
 	// The syncers' queue: groups written to segment segNum and not yet
 	// synced, in write order; the n-th group written has seq n.
@@ -418,15 +420,7 @@ func (l *Log) flushLoop() {
 			})
 			reply <- rotated{seg: l.segNum, err: err}
 		case <-l.full:
-			l.flushAndWait(func() {
-				if l.segSize >= l.opts.SegmentSize && l.failure() == nil {
-					if err := l.startSegment(l.segNum + 1); err != nil {
-						// The batches are durable in the old segment;
-						// the next full segment retries.
-						l.opts.Logf("oplog: %s: starting a new segment: %v", l.dir, err)
-					}
-				}
-			})
+			l.flushAndWait(nil)
 		case <-l.closing:
 			l.flushAndWait(l.trimSegment)
 			return
@@ -466,12 +460,26 @@ func (l *Log) flushAndWait(then func()) error {
 		l.syncMu.Unlock()
 		if then != nil {
 			then()
+		} else {
+			l.rotateIfFull()
 		}
 	})
 	if err == nil {
 		err = l.failure()
 	}
 	return err
+}
+
+// rotateIfFull starts the next segment if this one is full; called as the
+// writer once everything written is synced.
+func (l *Log) rotateIfFull() {
+	if l.segSize >= l.opts.SegmentSize && l.failure() == nil {
+		if err := l.startSegment(l.segNum + 1); err != nil {
+			// The batches are durable in the old segment; the next full
+			// segment retries.
+			l.opts.Logf("oplog: %s: starting a new segment: %v", l.dir, err)
+		}
+	}
 }
 
 func (l *Log) failure() error {
@@ -652,13 +660,16 @@ func (l *Log) writeZeros(from, to int64) error {
 // segment stays whole and a later batch may succeed.
 func (l *Log) write(buf []byte, recs tally) error {
 	end := l.segSize + int64(len(buf))
-	if end > l.alloc && l.opts.Prealloc > 0 {
+	if end > l.alloc && l.opts.Prealloc > 0 && !l.noPrealloc {
 		target := (end + l.opts.Prealloc - 1) / l.opts.Prealloc * l.opts.Prealloc
 		if err := l.writeZeros(l.alloc, target); err != nil {
-			l.seg.Truncate(l.alloc) // give back what part of it took
-			return l.refusedWrite(err)
+			// No room to run ahead (a small or full disk): give back
+			// what part of it took and write this segment's data only.
+			l.seg.Truncate(l.alloc)
+			l.noPrealloc = true
+		} else {
+			l.alloc = target
 		}
-		l.alloc = target
 	}
 	if _, err := l.seg.WriteAt(buf, l.segSize); err != nil {
 		if l.alloc > l.segSize {
@@ -746,7 +757,7 @@ func (l *Log) startSegment(n uint64) error {
 		l.trimSegment()
 		l.seg.Close()
 	}
-	l.seg, l.segNum, l.segSize, l.alloc = f, n, headerSize, headerSize
+	l.seg, l.segNum, l.segSize, l.alloc, l.noPrealloc = f, n, headerSize, headerSize, false
 	l.smu.Lock()
 	l.sizes[n] = headerSize
 	l.smu.Unlock()
