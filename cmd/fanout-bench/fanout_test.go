@@ -101,3 +101,44 @@ func TestFillAgainstFanout(t *testing.T) {
 		t.Fatalf("notes:\n%s", notes)
 	}
 }
+
+// TestDrainHoldsBacklog runs drain against fanout in-process with a backlog
+// a fast client empties at once: the refill keeps it there, so the timed
+// phase lasts its whole duration, drains more than the backlog and ends
+// with the backlog queued.
+func TestDrainHoldsBacklog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts fanout")
+	}
+	ctx := context.Background()
+	srv, err := fanout.Start(ctx, fanout.Options{NoRecreateWait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	const queued = 60 // more than the clients hold in flight (2 × 10)
+	cfg := &config{clients: 2, duration: 300 * time.Millisecond, warmup: 50 * time.Millisecond, size: 64,
+		queued: queued, scenarios: []string{"drain"}}
+	tgt := &target{name: "fanout", endpoint: srv.URL()}
+	sdk := newSDKClient(srv.URL(), newSDKHTTPClient(cfg.clients))
+	raw := &rawClient{hc: newHTTPClient(cfg.clients), endpoint: srv.URL()}
+	for kind, dp := range map[string]dataPlane{kindSDK: sdk, kindHTTP: raw} {
+		v := cfg.variants()[0]
+		e := &env{cfg: cfg, tgt: tgt, kind: kind, dp: dp, ctl: sdk, fill: raw, size: v.size, prefix: "d" + kind[:1]}
+		res, err := runOne(ctx, v, e)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		notes := strings.Join(res.Notes, "\n")
+		if strings.Contains(notes, "no work left") {
+			t.Errorf("%s: the queue emptied:\n%s", kind, notes)
+		}
+		del, ref := res.Ops["delete"], res.Ops["refill"]
+		if res.Primary != "delete" || del == nil || ref == nil || del.messages <= queued || ref.messages != del.messages || del.errors+ref.errors > 0 {
+			t.Errorf("%s: primary %s, delete %+v, refill %+v", kind, res.Primary, del, ref)
+		}
+		if !strings.Contains(notes, "queue depth at the end 60 (--queued 60)") {
+			t.Errorf("%s: notes\n%s", kind, notes)
+		}
+	}
+}

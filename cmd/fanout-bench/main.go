@@ -163,7 +163,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		size    = fs.Int("size", 1024, "message body size in bytes for --memory and --soak; given without --body-sizes, also the only body size of the scenarios")
 		bsizes  = fs.String("body-sizes", "64,1024", "comma list of message body sizes in bytes; every scenario runs once per size")
 		fillFor = fs.Duration("fill-duration", time.Minute, "timed phase of the fill scenario (its windows are 5 s)")
-		queued  = fs.Int("queued", 100000, "messages pre-filled for drain (also the most it drains)")
+		queued  = fs.Int("queued", 100000, "backlog the drain scenario pre-fills and holds (it refills what it deletes)")
 		groups  = fs.String("groups", "1000", "comma list of FIFO message-group counts for fifo-send-receive (e.g. 1,1000)")
 		subs    = fs.String("subs", "3", "comma list of SQS subscription counts for publish (e.g. 1,3,10)")
 		filt    = fs.String("filtered", "200", "comma list of filtered-subscription counts for publish-filtered (at most 200, the per-topic limit of AWS and fanout); each runs next to the unfiltered baseline")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -54,7 +53,6 @@ type phase struct {
 	start, end time.Time
 	stop       context.Context // done at end, for goroutines waiting on something else
 	timed      bool            // false during the warm-up
-	count      atomic.Int64    // free for scenarios (e.g. messages drained)
 }
 
 // worker is one goroutine's view of a phase; its stats need no locking.
