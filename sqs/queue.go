@@ -215,6 +215,7 @@ func (q *Queue) promote(now time.Time) bool {
 		r := q.rec(i)
 		if q.retentionExpired(r, now) {
 			q.drop(i)
+			q.roomFreed(q.inflight.len() + 1)
 			continue
 		}
 		if rp := q.config.redrive; q.fifo == nil && rp != nil && rp.MaxReceiveCount > 3 && r.receiveCount == 3 {

@@ -519,7 +519,9 @@ func (q *Queue) Delete(handle string) error {
 		return err
 	}
 	q.lock()
+	before := q.inflight.len()
 	gone, err := q.delete(handle, seq, gen)
+	q.roomFreed(before)
 	if err != nil || !q.journaling() || gone.Queue == "" {
 		q.unlock()
 		return err
@@ -540,6 +542,7 @@ func (q *Queue) DeleteBatch(handles []string) (errs []error, err error) {
 		seqs[k], gens[k], errs[k] = q.checkHandle(h)
 	}
 	q.lock()
+	before := q.inflight.len()
 	var c Change
 	for k, h := range handles {
 		if errs[k] == nil {
@@ -549,6 +552,7 @@ func (q *Queue) DeleteBatch(handles []string) (errs []error, err error) {
 			}
 		}
 	}
+	q.roomFreed(before)
 	if !q.journaling() || len(c.Removed) == 0 {
 		q.unlock()
 		return errs, nil

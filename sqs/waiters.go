@@ -138,6 +138,22 @@ func (q *Queue) taken() {
 	}
 }
 
+// roomFreed wakes polls for in-flight room that a delete or a drop at
+// retention end freed on a standard queue that was full (before, its
+// in-flight count then, at the limit): take left those polls asleep with
+// messages visible, and such room makes nothing visible, so no send or
+// expiry wakes them. One wake per freed slot; a woken poll passes on what it
+// leaves (taken). A FIFO delete wakes a poll itself (it unlocks a group).
+// Callers hold mu.
+func (q *Queue) roomFreed(before int) {
+	if q.fifo != nil || before < inflightLimit {
+		return
+	}
+	for n := inflightLimit - q.inflight.len(); n > 0 && q.waiters.head != nil && q.takeable(); n-- {
+		q.wake()
+	}
+}
+
 // leave takes a poll that stops waiting (its context ended) out of the list;
 // a wake it got but did not use goes to the next poll. Callers hold mu.
 func (q *Queue) leave(w *waiter) {

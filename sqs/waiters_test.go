@@ -282,3 +282,150 @@ func TestConcurrentLongPollsEachMessageOnce(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// fillInflight sends n+extra messages to q (FIFO: ten per group, with
+// content-based deduplication off, so each needs its own id) and receives
+// until n are in flight; extra stay visible.
+func fillInflight(t *testing.T, q *Queue, n, extra int, fifo bool) []string {
+	t.Helper()
+	for i := range n + extra {
+		in := SendInput{Body: "m"}
+		if fifo {
+			in.GroupID, in.DeduplicationID = fmt.Sprintf("g%d", i/10), fmt.Sprint(i)
+		}
+		if _, err := q.Send(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var handles []string
+	for len(handles) < n {
+		for _, m := range receive(t, q, ReceiveInput{MaxNumberOfMessages: ptr(10)}) {
+			handles = append(handles, m.ReceiptHandle)
+		}
+	}
+	return handles
+}
+
+// At the in-flight limit a long poll sleeps though messages are visible;
+// room freed by a delete wakes one poll per freed slot, and nothing else.
+func TestWakeOnRoomFreedAtTheInflightLimit(t *testing.T) {
+	t.Parallel()
+	e, _ := newTestEngine(t)
+	q := mustQueue(t, e, "full", nil)
+	handles := fillInflight(t, q, inflightLimit, 20, false)
+	ws := newWaiters(q, 13)
+	send(t, q, "sent while full") // makes a message visible, but no room
+	for _, w := range ws {
+		if wokenNow(w) {
+			t.Fatal("a send woke a poll at the in-flight limit")
+		}
+	}
+	if errs, err := q.DeleteBatch(handles[:10]); err != nil || errs[0] != nil {
+		t.Fatal(errs, err)
+	}
+	for i, w := range ws {
+		if wokenNow(w) != (i < 10) {
+			t.Fatalf("after a batch of 10 deletes at the limit, poll %d woken: %v", i, i >= 10)
+		}
+	}
+	if err := q.Delete(handles[10]); err != nil {
+		t.Fatal(err)
+	}
+	if wokenNow(ws[11]) {
+		t.Fatal("a delete below the limit woke a poll (ten woken polls have yet to run)")
+	}
+	if err := q.Delete(handles[11]); err != nil {
+		t.Fatal(err)
+	}
+	if wokenNow(ws[10]) || wokenNow(ws[11]) {
+		t.Fatal("deletes below the limit woke polls while woken ones have yet to run")
+	}
+}
+
+// Long polls at the limit, run for real on the injected clock: each delete
+// of a full queue hands a waiting poll a message before its wait ends.
+func TestLongPollAtTheInflightLimitWakesOnDelete(t *testing.T) {
+	t.Parallel()
+	for _, fifo := range []bool{false, true} {
+		e, _ := newTestEngine(t)
+		name, attrs, limit := "full-poll", map[string]string(nil), inflightLimit
+		if fifo {
+			name, attrs, limit = "full-poll.fifo", map[string]string{AttrFifoQueue: "true"}, fifoInflightLimit
+		}
+		q := mustQueue(t, e, name, attrs)
+		handles := fillInflight(t, q, limit, 40, fifo) // FIFO: four more groups
+		const polls = 3
+		done := make(chan int, polls)
+		for range polls {
+			go func() {
+				out, err := q.Receive(context.Background(), ReceiveInput{WaitTimeSeconds: ptr(20), MaxNumberOfMessages: ptr(1)})
+				if err != nil {
+					t.Error(err)
+				}
+				done <- len(out)
+			}()
+		}
+		waitForWaiting(t, q, polls)
+		if errs, err := q.DeleteBatch(handles[:2]); err != nil || errs[0] != nil || errs[1] != nil {
+			t.Fatal(errs, err)
+		}
+		// The clock does not move: only the freed room can end these polls.
+		woken := func() {
+			t.Helper()
+			select {
+			case n := <-done:
+				if n != 1 {
+					t.Fatalf("fifo %v: a woken poll got %d messages", fifo, n)
+				}
+			case <-time.After(10 * time.Second): // a hang guard, not a timing
+				t.Fatalf("fifo %v: a poll at the limit was not woken by a delete", fifo)
+			}
+		}
+		woken()
+		woken()
+		waitForWaiting(t, q, 1) // the third: no room left for it
+		if err := q.Delete(handles[2]); err != nil {
+			t.Fatal(err)
+		}
+		woken()
+		if err := quiet(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The other ways room frees at the limit: a visibility change to 0 and an
+// expiry make the message visible (one wake each), and a message in flight
+// past its retention is dropped when its visibility ends, which frees room
+// for the messages still visible.
+func TestWakeAtTheInflightLimitOnVisibilityAndRetention(t *testing.T) {
+	t.Parallel()
+	e, c := newTestEngine(t)
+	q := mustQueue(t, e, "full-vis", map[string]string{AttrVisibilityTimeout: "70", AttrMessageRetentionPeriod: "60"})
+	handles := fillInflight(t, q, inflightLimit, 0, false)
+	ws := newWaiters(q, 4)
+	if err := q.ChangeVisibility(handles[0], 0); err != nil {
+		t.Fatal(err)
+	}
+	if !wokenNow(ws[0]) || wokenNow(ws[1]) {
+		t.Fatal("ChangeMessageVisibility to 0 at the limit did not wake exactly one poll")
+	}
+	if out := receive(t, q, ReceiveInput{}); len(out) != 1 { // ws[0]'s part, back to the limit
+		t.Fatalf("received %d", len(out))
+	}
+	q.lock()
+	q.resume(ws[0])
+	q.unlock()
+	c.Advance(30 * time.Second)
+	send(t, q, "visible, no room")
+	if wokenNow(ws[1]) {
+		t.Fatal("a send woke a poll at the limit")
+	}
+	c.Advance(40 * time.Second) // the 70 s visibility ends, past the 60 s retention
+	if !wokenNow(ws[1]) {
+		t.Fatal("messages dropped from flight at retention end woke no poll")
+	}
+	if out := receive(t, q, ReceiveInput{}); len(out) != 1 || out[0].Body != "visible, no room" {
+		t.Fatalf("received %+v", out)
+	}
+}
