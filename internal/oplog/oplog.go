@@ -453,8 +453,11 @@ func (l *Log) flushAndWait(then func()) error {
 		err = l.flush()
 		l.syncMu.Lock()
 		l.syncWake.Broadcast() // the flushers sync what it wrote
+		// Every sync must have ended too, not only one that covered all:
+		// a slower one that began earlier may still open the segment,
+		// which a rotation's compaction is about to delete.
 		target := l.written
-		for l.settled < target {
+		for l.settled < target || l.syncing > 0 {
 			l.synced.Wait()
 		}
 		l.syncMu.Unlock()

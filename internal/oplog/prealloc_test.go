@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fanout/fanout/internal/persist"
 )
@@ -293,4 +294,93 @@ func TestOverwritesAreStillCompacted(t *testing.T) {
 	}
 	got, _ := reopen(t, dir)
 	sameState(t, got, s.live)
+}
+
+// heldFile is a segment whose next Sync, once hold is armed, waits for
+// release: a slow sync that began before a faster one.
+type heldFile struct {
+	*os.File
+	h *holdHooks
+}
+
+type holdHooks struct {
+	mu      sync.Mutex
+	armed   bool
+	held    chan struct{} // closed when the held sync starts waiting
+	release chan struct{}
+	events  []string
+}
+
+func (h *holdHooks) event(e string) {
+	h.mu.Lock()
+	h.events = append(h.events, e)
+	h.mu.Unlock()
+}
+
+func (f heldFile) Sync() error {
+	f.h.mu.Lock()
+	hold := f.h.armed
+	f.h.armed = false
+	f.h.mu.Unlock()
+	if hold {
+		close(f.h.held)
+		<-f.h.release
+		f.h.event("held sync ended")
+	}
+	return f.File.Sync()
+}
+
+// A rotation (here a compaction's) waits for every sync to end, not only
+// for one that covered every group: a slower sync that began earlier could
+// otherwise open or sync a segment the compaction then deletes.
+func TestRotationWaitsForEverySync(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	h := &holdHooks{held: make(chan struct{}), release: make(chan struct{})}
+	open := func(path string) (SegmentFile, error) {
+		h.event("open " + filepath.Base(path))
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		return heldFile{f, h}, err
+	}
+	s := &snapshotModel{live: model{}}
+	l, _, _ := openT(t, dir, Options{OpenSegment: open, Snapshot: s.snapshot})
+	s.put(t, l, "a", "1") // both flushers' descriptors may now be open
+	h.mu.Lock()
+	h.armed = true
+	h.mu.Unlock()
+	first := make(chan error, 1)
+	s.mu.Lock()
+	s.live["b"] = "2"
+	pb := l.Enqueue([]persist.Record{kv("b", "2")})
+	s.mu.Unlock()
+	go func() { first <- pb.Wait() }()
+	<-h.held
+	// The other flusher syncs this one, and that sync covers "b" too.
+	s.put(t, l, "c", "3")
+	compacted := make(chan error, 1)
+	go func() { compacted <- l.Compact() }()
+	time.Sleep(50 * time.Millisecond) // room for a rotation that does not wait
+	h.event("release")
+	close(h.release)
+	if err := <-compacted; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	h.mu.Lock()
+	events := append([]string(nil), h.events...)
+	h.mu.Unlock()
+	next := "open " + segName(1)
+	for _, e := range events {
+		if e == next {
+			t.Fatalf("segment 1 was started while a sync of segment 0 still ran: %q", events)
+		}
+		if e == "held sync ended" {
+			break
+		}
+	}
+	got, _ := reopen(t, dir)
+	sameState(t, got, model{"a": "1", "b": "2", "c": "3"})
 }
