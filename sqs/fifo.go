@@ -15,8 +15,10 @@ import (
 // dedupWindow is how long a deduplication id is remembered.
 const dedupWindow = 5 * time.Minute
 
-// fifoInflightLimit is the most messages a FIFO queue holds in flight.
-const fifoInflightLimit = 20000
+// fifoInflightLimit is the most messages a FIFO queue holds in flight:
+// 120,000, as AWS's FIFO quotas give it now (it was 20,000); at it a
+// receive returns nothing, with no error.
+const fifoInflightLimit = 120000
 
 // sequenceBase makes sequence numbers look like AWS's: 20 digits, large and
 // increasing but not consecutive.

@@ -17,7 +17,7 @@ import (
 //
 // A page costs about what it returns, not what the queue holds: the stores
 // are walked in order and the walk stops after Limit messages (in-flight
-// messages of FIFO groups, at most 20,000, may be walked to find the groups
+// messages of FIFO groups, at most 120,000, may be walked to find the groups
 // they lock).
 
 // MessageState is where a message is, as Peek reports it.
