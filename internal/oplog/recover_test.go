@@ -63,6 +63,17 @@ func (o *ordered) apply(batch []persist.Record) {
 	}
 }
 
+// snapshot emits the model's live keys, as a Snapshotter does.
+func (o *ordered) snapshot(emit func(k, v []byte) error) error {
+	for _, kv := range o.live() {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := emit([]byte(k), []byte(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (o *ordered) live() []string {
 	var out []string
 	for i, k := range o.order {
@@ -186,15 +197,7 @@ func TestSnapshotPlusManySegments(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	dir := t.TempDir()
 	o := newOrdered()
-	snap := func(emit func(k, v []byte) error) error {
-		for _, kv := range o.live() {
-			k, v, _ := strings.Cut(kv, "=")
-			if err := emit([]byte(k), []byte(v)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	snap := o.snapshot
 	// Segments of several MiB: pages are released within them.
 	l, _, _ := openT(t, dir, Options{SegmentSize: 3 << 20, Snapshot: snap, CompactMin: 1 << 40})
 	if err := randomLog(r, l, o, 4<<20); err != nil {
@@ -319,15 +322,7 @@ func TestLoadedSlicesAreTheLoadersToKeep(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	dir := t.TempDir()
 	o := newOrdered()
-	snap := func(emit func(k, v []byte) error) error {
-		for _, kv := range o.live() {
-			k, v, _ := strings.Cut(kv, "=")
-			if err := emit([]byte(k), []byte(v)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	snap := o.snapshot
 	l, _, _ := openT(t, dir, Options{SegmentSize: 256 << 10, Snapshot: snap, CompactMin: 1 << 40})
 	randomLog(r, l, o, 1<<20)
 	l.Compact()
@@ -370,15 +365,7 @@ func TestCollidingKeysInTheIndex(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	dir := t.TempDir()
 	o := newOrdered()
-	snap := func(emit func(k, v []byte) error) error {
-		for _, kv := range o.live() {
-			k, v, _ := strings.Cut(kv, "=")
-			if err := emit([]byte(k), []byte(v)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	snap := o.snapshot
 	l, _, _ := openT(t, dir, Options{SegmentSize: 64 << 10, Snapshot: snap, CompactMin: 1 << 40})
 	randomLog(r, l, o, 100<<10)
 	l.Compact()
