@@ -546,7 +546,10 @@ func (l *Log) flush() error {
 		return err
 	}
 	recs := l.bufRecs
-	l.buf, l.group, l.bufRecs, l.spilled = l.spare[:0], newGroup(), tally{}, false
+	l.group, l.bufRecs, l.spilled = newGroup(), tally{}, false
+	if len(buf) > 0 { // else a spill wrote it all: keep the empty buffer
+		l.buf = l.spare[:0]
+	}
 	l.mu.Unlock()
 
 	var err error
