@@ -132,21 +132,22 @@ func TestChecksHoldWithoutACrash(t *testing.T) {
 // the kill.
 func (h *harness) run(p *proc, cycle int, d time.Duration, kill bool) bool {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &workers{h: h, ctx: ctx, del: make(chan *hnd, 1<<14), vis: make(chan *hnd, 1<<14), cycle: cycle}
+	w := &workers{h: h, ctx: ctx, del: make(chan *hnd, 1<<14), vis: make(chan *hnd, 1<<14),
+		qdel: make(chan *hnd, 1<<14), qvis: make(chan *hnd, 1<<14), cycle: cycle}
 	n := 0
 	next := func() int { n++; return n }
 	for _, query := range []bool{false, true} { // one of each over the Query protocol
 		w.spawn(next(), w.stdSender(qStd, query, 400))
 		w.spawn(next(), w.receiver(qStd, visStd, 10, query))
-		w.spawn(next(), w.deleter(query))
+		w.spawn(next(), w.deleter(w.del, query))
 	}
 	for _, g := range groups {
-		w.spawn(next(), w.fifoSender(g))
+		w.spawn(next(), w.fifoSender(qFIFO, g, false, 300))
 	}
 	w.spawn(next(), w.receiver(qFIFO, visFIFO, 3, false))
 	w.spawn(next(), w.receiver(qFanRaw, visStd, 10, false))
 	w.spawn(next(), w.receiver(qFanEnv, visStd, 10, false))
-	w.spawn(next(), w.visChanger)
+	w.spawn(next(), w.visChanger(w.vis, w.del, false))
 	w.spawn(next(), w.publisher)
 	for _, g := range pubGroups {
 		w.spawn(next(), w.fifoPublisher(g))
@@ -155,6 +156,14 @@ func (h *harness) run(p *proc, cycle int, d time.Duration, kill bool) bool {
 	w.spawn(next(), w.redriver)
 	w.spawn(next(), w.stdSender(qStd2, false, 200))
 	w.spawn(next(), w.receiver(qStd2, visStd, 10, false))
+	// qQFIFO: every call over the Query protocol (spawned last, so that
+	// the other workers' random choices stay those of earlier seeds).
+	for _, g := range queryGroups {
+		w.spawn(next(), w.fifoSender(qQFIFO, g, true, 150))
+	}
+	w.spawn(next(), w.receiver(qQFIFO, visFIFO, 3, true))
+	w.spawn(next(), w.deleter(w.qdel, true))
+	w.spawn(next(), w.visChanger(w.qvis, w.qdel, true))
 	died := false
 	select {
 	case <-time.After(d):
@@ -218,64 +227,23 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 	// Dedup across the crash: the unanswered FIFO sends and publishes and
 	// the last answered one of each group, again with the same
 	// deduplication id.
-	for _, m := range l.fifoToResend() {
-		if m.queue == qFanFIFO {
-			if _, err := h.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(h.fifoARN), Message: aws.String(m.key),
-				MessageGroupId: aws.String(m.group), MessageDeduplicationId: aws.String(m.key)}); err != nil {
-				code, ok := answered(err)
-				if !ok {
-					t.Fatalf("cycle %d: publishing %s again: %v\n%s", l.cycle, m.key, err, p.tail())
-				}
-				h.noteErr("Publish FIFO again", code) // a lost topic: checkTopology counted it
-				continue
-			}
-			l.resent(m, "", "")
-			h.st.resends.Add(1)
-			continue
-		}
-		out, err := h.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(h.urls[qFIFO]), MessageBody: aws.String(m.key),
-			MessageGroupId: aws.String(m.group), MessageDeduplicationId: aws.String(m.key)})
-		if err != nil {
-			t.Fatalf("cycle %d: resending %s: %v\n%s", l.cycle, m.key, err, p.tail())
-		}
-		l.resent(m, *out.MessageId, aws.ToString(out.SequenceNumber))
-		h.st.resends.Add(1)
+	if err := h.resendFIFO(ctx, l.fifoToResend()); err != nil {
+		t.Fatalf("cycle %d: %v\n%s", l.cycle, err, p.tail())
 	}
 	pubPeek, err := p.peekAll(ctx, qFanFIFO)
 	if err != nil {
 		t.Fatalf("cycle %d: %v", l.cycle, err)
 	}
 	l.checkCopies(qFanFIFO, pubPeek)
-	peek, err := p.peekAll(ctx, qFIFO)
-	if err != nil {
-		t.Fatalf("cycle %d: %v", l.cycle, err)
-	}
-	l.checkCopies(qFIFO, peek)
-	// A FIFO receive the kill cut off, retried with its attempt id: if it
-	// took messages, the retry returns those (their handles are then used).
-	if attempt, lost, maybe := l.takeLostReceive(peek); attempt != "" {
-		got, err := h.receive(ctx, qFIFO, visFIFO, aws.String(attempt))
+	for _, q := range []string{qFIFO, qQFIFO} {
+		peek, err := p.peekAll(ctx, q)
 		if err != nil {
-			t.Fatalf("cycle %d: retrying a receive: %v\n%s", l.cycle, err, p.tail())
+			t.Fatalf("cycle %d: %v", l.cycle, err)
 		}
-		if len(lost) > 0 {
-			h.st.replays.Add(1)
-			// It must return every one of those, and nothing but those and
-			// the ones it may have taken.
-			missing, extra := maps.Clone(lost), []string{}
-			for _, r := range got {
-				delete(missing, r.id)
-				if lost[r.id] == "" && maybe[r.id] == "" {
-					extra = append(extra, r.body)
-				}
-			}
-			if len(missing) > 0 || len(extra) > 0 {
-				was := slices.Sorted(maps.Values(lost))
-				h.v.add(l.cycle, invReplay, attempt, "%d messages were in flight that only the cut-off receive can have taken (%s); its retry returned %d, missing %d of them, and %v",
-					len(lost), strings.Join(was, ", "), len(got), len(missing), extra)
-			}
+		l.checkCopies(q, peek)
+		if err := h.retryLostReceive(ctx, q, peek); err != nil {
+			t.Fatalf("cycle %d: %v\n%s", l.cycle, err, p.tail())
 		}
-		l.receive(qFIFO, got, visFIFO)
 	}
 	// Handles held across the crash: each still deletes its message.
 	byQueue := map[string][]*hnd{}
@@ -289,9 +257,9 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 			n := min(len(hs), 1+len(hs)%10)
 			ok := true
 			if n == 1 {
-				ok = h.deleteOne(ctx, hs[0], false)
+				ok = h.deleteOne(ctx, hs[0], q == qQFIFO)
 			} else {
-				ok = h.deleteBatch(ctx, q, hs[:n], false)
+				ok = h.deleteBatch(ctx, q, hs[:n], q == qQFIFO)
 			}
 			if !ok {
 				t.Fatalf("cycle %d: deleting with handles from before the crash: the connection failed\n%s", l.cycle, p.tail())
@@ -357,6 +325,99 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 		}
 		l.offset += rest
 	}
+}
+
+// resendFIFO sends ms again after a restart, each with its deduplication
+// id: to the FIFO topic with Publish, or on odd cycles with PublishBatch
+// (ten at a time, each group in order); to qFIFO over AWS JSON and to
+// qQFIFO over the Query protocol. An error is one that is no answer.
+func (h *harness) resendFIFO(ctx context.Context, ms []*msg) error {
+	l := h.l
+	var batch []*msg
+	for _, m := range ms {
+		if m.queue != qFanFIFO {
+			id, seq, err := h.sendFIFO(ctx, m, m.queue == qQFIFO)
+			if err != nil {
+				return fmt.Errorf("resending %s to %s: %w", m.key, m.queue, err)
+			}
+			l.resent(m, id, seq)
+			h.st.resends.Add(1)
+			continue
+		}
+		if l.cycle%2 == 1 {
+			batch = append(batch, m)
+			continue
+		}
+		if _, err := h.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(h.fifoARN), Message: aws.String(m.key),
+			MessageGroupId: aws.String(m.group), MessageDeduplicationId: aws.String(m.key)}); err != nil {
+			code, ok := answered(err)
+			if !ok {
+				return fmt.Errorf("publishing %s again: %w", m.key, err)
+			}
+			h.noteErr("Publish FIFO again", code) // a lost topic: checkTopology counted it
+			continue
+		}
+		l.resent(m, "", "")
+		h.st.resends.Add(1)
+	}
+	for len(batch) > 0 {
+		n := min(len(batch), 10)
+		out, err := h.sns.PublishBatch(ctx, &sns.PublishBatchInput{TopicArn: aws.String(h.fifoARN), PublishBatchRequestEntries: fifoEntries(batch[:n])})
+		if err != nil {
+			code, ok := answered(err)
+			if !ok {
+				return fmt.Errorf("publishing %s and %d more again: %w", batch[0].key, n-1, err)
+			}
+			h.noteErr("PublishBatch FIFO again", code)
+		} else {
+			for _, s := range out.Successful {
+				i, _ := strconv.Atoi(*s.Id)
+				l.resent(batch[i], "", "")
+				h.st.resends.Add(1)
+			}
+			for _, f := range out.Failed {
+				h.noteErr("PublishBatch FIFO again, entry", *f.Code)
+			}
+		}
+		batch = batch[n:]
+	}
+	return nil
+}
+
+// retryLostReceive retries, with its attempt id, a receive from queue (a
+// FIFO queue whose messages are peek) that the kill cut off: if it took
+// messages, the retry returns those (their handles are then used). An
+// error is one that is no answer.
+func (h *harness) retryLostReceive(ctx context.Context, queue string, peek []peeked) error {
+	l := h.l
+	attempt, lost, maybe := l.takeLostReceive(queue, peek)
+	if attempt == "" {
+		return nil
+	}
+	// No wait: nothing sends now, and a replay answers at once.
+	got, err := h.receive(ctx, queue, visFIFO, 0, attempt, queue == qQFIFO)
+	if err != nil {
+		return fmt.Errorf("retrying a receive from %s: %w", queue, err)
+	}
+	if len(lost) > 0 {
+		h.st.replays.Add(1)
+		// It must return every one of those, and nothing but those and
+		// the ones it may have taken.
+		missing, extra := maps.Clone(lost), []string{}
+		for _, r := range got {
+			delete(missing, r.id)
+			if lost[r.id] == "" && maybe[r.id] == "" {
+				extra = append(extra, r.body)
+			}
+		}
+		if len(missing) > 0 || len(extra) > 0 {
+			was := slices.Sorted(maps.Values(lost))
+			h.v.add(l.cycle, invReplay, attempt, "%d messages of %s were in flight that only the cut-off receive can have taken (%s); its retry returned %d, missing %d of them, and %v",
+				len(lost), queue, strings.Join(was, ", "), len(got), len(missing), extra)
+		}
+	}
+	l.receive(queue, got, visFIFO)
+	return nil
 }
 
 // afterKill notes whether the kill cut a snapshot off and whether the log
@@ -432,10 +493,11 @@ func (h *harness) summary() string {
 		strconv.FormatInt(s.visChanges.Load(), 10) + " visibility changes, " + strconv.FormatInt(s.publishes.Load(), 10) + " publishes (" +
 		strconv.Itoa(msgs) + " delivered to HTTP in " + strconv.Itoa(attempts) + " attempts, " + strconv.FormatInt(s.resumed.Load(), 10) + " of them pending at a kill and delivered after the restart), " + strconv.FormatInt(s.resends.Load(), 10) + " FIFO resends after a crash, " +
 		strconv.FormatInt(s.replays.Load(), 10) + " cut-off FIFO receives retried with their attempt id")
-	fmt.Fprintf(&b, "; over the Query protocol: %d sends, %d messages received, %d deletes; %d sends to a second namespace; %d publishes to a FIFO topic; "+
+	fmt.Fprintf(&b, "; over the Query protocol: %d sends (%d of them to a FIFO queue), %d messages received, %d deletes, %d visibility changes; %d sends to a second namespace; %d publishes to a FIFO topic (%d of them in %d PublishBatch calls); "+
 		"%d sends to a queue with a dead-letter queue, %d messages seen in that DLQ at checkpoints, %d move tasks started (%d running at a kill, finished after it), %d messages received again after a move task; "+
 		"%d kills during a snapshot, %d compactions",
-		s.querySends.Load(), s.queryReceives.Load(), s.queryDeletes.Load(), s.ns2Sends.Load(), s.fifoPublishes.Load(),
+		s.querySends.Load(), s.queryFIFOSends.Load(), s.queryReceives.Load(), s.queryDeletes.Load(), s.queryVisChanges.Load(), s.ns2Sends.Load(),
+		s.fifoPublishes.Load(), s.pubBatchEntries.Load(), s.pubBatches.Load(),
 		s.redriveSends.Load(), s.deadLettered.Load(), s.taskStarts.Load(), s.tasksResumed.Load(), h.l.backsSeen(),
 		s.killsInSnapshot.Load(), s.compactions.Load())
 	h.l.mu.Lock()

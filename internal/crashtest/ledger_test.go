@@ -90,9 +90,10 @@ func (v *violations) report() string {
 const (
 	qStd     = "crash-std"
 	qFIFO    = "crash-fifo.fifo"
-	qFanRaw  = "crash-fan-raw"       // subscribed to the topic with raw delivery
-	qFanEnv  = "crash-fan-env"       // subscribed with the JSON envelope
-	qFanFIFO = "crash-fan-fifo.fifo" // subscribed to the FIFO topic, raw
+	qQFIFO   = "crash-query-fifo.fifo" // every call to it is over the Query protocol
+	qFanRaw  = "crash-fan-raw"         // subscribed to the topic with raw delivery
+	qFanEnv  = "crash-fan-env"         // subscribed with the JSON envelope
+	qFanFIFO = "crash-fan-fifo.fifo"   // subscribed to the FIFO topic, raw
 	qDLQ     = "crash-redrive-dlq"
 	qSrc     = "crash-redrive" // its RedrivePolicy moves a message to qDLQ at its third receive
 	qStd2    = qStd + "@" + account2 + "/" + region2
@@ -107,7 +108,7 @@ const (
 
 // queues are checked one by one; qSrc and qDLQ as one (each of their
 // messages is in exactly one of them), so they are not listed.
-var queues = []string{qStd, qFIFO, qFanRaw, qFanEnv, qFanFIFO, qStd2}
+var queues = []string{qStd, qFIFO, qQFIFO, qFanRaw, qFanEnv, qFanFIFO, qStd2}
 
 // nameOf splits a ledger queue name into the queue's name and, for the
 // second namespace, its account and region.
@@ -120,6 +121,12 @@ func nameOf(q string) (name, account, region string) {
 }
 
 func isFIFO(q string) bool { return strings.HasSuffix(q, ".fifo") }
+
+// retried reports whether receives from queue carry a
+// ReceiveRequestAttemptId, retried after the restart if the kill cut one
+// off. Each such queue has one receiver, so that what a cut-off receive
+// took is known: the messages in flight no client holds a handle of.
+func retried(q string) bool { return q == qFIFO || q == qQFIFO }
 
 // fanned reports whether a queue gets its messages from a topic.
 func fanned(q string) bool { return q == qFanRaw || q == qFanEnv || q == qFanFIFO }
@@ -187,12 +194,12 @@ type ledger struct {
 	pubs           []*pub
 	dupes          int // second copies in subscribed queues (allowed)
 
-	// lostAttempt is the ReceiveRequestAttemptId of a FIFO receive the
-	// kill cut off; visUnknown, messages whose visibility change a kill cut
+	// lostAttempt is, by queue, the ReceiveRequestAttemptId of a FIFO
+	// receive the kill cut off; visUnknown, messages whose visibility change a kill cut
 	// off, which may be in flight for 90 s (three checkpoints' worth of
 	// clock) without any client holding their handle, until a receive
 	// returns them again.
-	lostAttempt string
+	lostAttempt map[string]string
 	visUnknown  map[*msg]bool
 
 	// Move tasks out of qDLQ: how many StartMessageMoveTask calls were
@@ -203,7 +210,7 @@ type ledger struct {
 
 func newLedger(v *violations) *ledger {
 	return &ledger{v: v, msgs: map[string]*msg{}, byID: map[string]*msg{}, groups: map[string][]*msg{},
-		cursor: map[string]int{}, live: map[string]int{}, handles: map[*hnd]bool{}, fifoUnanswered: map[*msg]bool{}, visUnknown: map[*msg]bool{}}
+		cursor: map[string]int{}, live: map[string]int{}, handles: map[*hnd]bool{}, fifoUnanswered: map[*msg]bool{}, visUnknown: map[*msg]bool{}, lostAttempt: map[string]string{}}
 }
 
 func (l *ledger) violate(inv string, m *msg, format string, args ...any) {
@@ -281,8 +288,11 @@ func (l *ledger) nextInGroup(queue, group string, n int) []*msg {
 	defer l.mu.Unlock()
 	ms := make([]*msg, n)
 	prefix := group + "/"
-	if queue != qFIFO {
+	switch queue {
+	case qFanFIFO:
 		prefix = "pub-" + prefix
+	case qQFIFO:
+		prefix = "query-" + prefix
 	}
 	for i := range ms {
 		c := len(l.groups[queue+"|"+group])
@@ -561,18 +571,18 @@ func (l *ledger) forget(h *hnd) {
 	l.visUnknown[h.m] = true
 }
 
-func (l *ledger) lostReceive(attempt string) {
+func (l *ledger) lostReceive(queue, attempt string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.lostAttempt = attempt
+	l.lostAttempt[queue] = attempt
 }
 
-// takeLostReceive returns the attempt id of the FIFO receive cut off by
-// the last kill, if any; the FIFO messages in flight that only it can have
-// taken (no client holds their handle, and no cut-off visibility change
-// touched them); and those it may have taken (in flight, and a cut-off
-// visibility change touched them).
-func (l *ledger) takeLostReceive(peek []peeked) (attempt string, lost, maybe map[string]string) {
+// takeLostReceive returns the attempt id of the receive from queue cut
+// off by the last kill, if any; the messages of queue (peek) in flight
+// that only it can have taken (no client holds their handle, and no
+// cut-off visibility change touched them); and those it may have taken
+// (in flight, and a cut-off visibility change touched them).
+func (l *ledger) takeLostReceive(queue string, peek []peeked) (attempt string, lost, maybe map[string]string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	held := map[*msg]bool{}
@@ -581,7 +591,7 @@ func (l *ledger) takeLostReceive(peek []peeked) (attempt string, lost, maybe map
 	}
 	lost, maybe = map[string]string{}, map[string]string{} // MessageId: what the ledger knows of it
 	for _, p := range peek {
-		m := l.msgs[qFIFO+"|"+p.Body]
+		m := l.msgs[queue+"|"+p.Body]
 		if p.State != "inflight" || m == nil || held[m] {
 			continue
 		}
@@ -592,8 +602,8 @@ func (l *ledger) takeLostReceive(peek []peeked) (attempt string, lost, maybe map
 			lost[p.MessageID] = what
 		}
 	}
-	attempt = l.lostAttempt
-	l.lostAttempt = ""
+	attempt = l.lostAttempt[queue]
+	delete(l.lostAttempt, queue)
 	return attempt, lost, maybe
 }
 

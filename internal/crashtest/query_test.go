@@ -17,7 +17,8 @@ import (
 )
 
 // queryClient speaks SQS's Query protocol (signed form POSTs answered in
-// XML), as AWS CLI 2.9 and older SDKs do, for one worker of each kind.
+// XML), as AWS CLI 2.9 and older SDKs do: for one worker of each kind on
+// the standard queue, and for every worker of qQFIFO.
 type queryClient struct {
 	hc       *http.Client
 	endpoint string
@@ -66,21 +67,28 @@ func (c *queryClient) call(ctx context.Context, form url.Values, out any) error 
 	return nil
 }
 
-func (c *queryClient) send(ctx context.Context, queueURL, body string, delay int32) (string, error) {
+// send sends one message; group and dedup are a FIFO queue's ids (empty
+// for a standard queue), and seq is the SequenceNumber a FIFO send gets.
+func (c *queryClient) send(ctx context.Context, queueURL, body string, delay int32, group, dedup string) (id, seq string, err error) {
 	var out struct {
-		MessageID string `xml:"SendMessageResult>MessageId"`
+		MessageID      string `xml:"SendMessageResult>MessageId"`
+		SequenceNumber string `xml:"SendMessageResult>SequenceNumber"`
 	}
 	form := url.Values{"Action": {"SendMessage"}, "QueueUrl": {queueURL}, "MessageBody": {body}}
 	if delay > 0 {
 		form.Set("DelaySeconds", strconv.Itoa(int(delay)))
 	}
+	if group != "" {
+		form.Set("MessageGroupId", group)
+		form.Set("MessageDeduplicationId", dedup)
+	}
 	if err := c.call(ctx, form, &out); err != nil {
-		return "", err
+		return "", "", err
 	}
-	if out.MessageID == "" {
-		return "", fmt.Errorf("SendMessage: no MessageId in the reply")
+	if out.MessageID == "" || (group != "") != (out.SequenceNumber != "") {
+		return "", "", fmt.Errorf("SendMessage: MessageId %q, SequenceNumber %q in the reply of a send in group %q", out.MessageID, out.SequenceNumber, group)
 	}
-	return out.MessageID, nil
+	return out.MessageID, out.SequenceNumber, nil
 }
 
 type queryFailed struct {
@@ -106,11 +114,16 @@ func (c *queryClient) sendBatch(ctx context.Context, queueURL string, entries []
 		if e.DelaySeconds > 0 {
 			form.Set(p+"DelaySeconds", strconv.Itoa(int(e.DelaySeconds)))
 		}
+		if e.MessageGroupId != nil {
+			form.Set(p+"MessageGroupId", *e.MessageGroupId)
+			form.Set(p+"MessageDeduplicationId", *e.MessageDeduplicationId)
+		}
 	}
 	var out struct {
 		OK []struct {
-			ID        string `xml:"Id"`
-			MessageID string `xml:"MessageId"`
+			ID             string `xml:"Id"`
+			MessageID      string `xml:"MessageId"`
+			SequenceNumber string `xml:"SequenceNumber"`
 		} `xml:"SendMessageBatchResult>SendMessageBatchResultEntry"`
 		Failed []queryFailed `xml:"SendMessageBatchResult>BatchResultErrorEntry"`
 	}
@@ -120,14 +133,19 @@ func (c *queryClient) sendBatch(ctx context.Context, queueURL string, entries []
 	ok := make([]batchOK, len(out.OK))
 	for k, s := range out.OK {
 		ok[k].i, _ = strconv.Atoi(s.ID)
-		ok[k].id = s.MessageID
+		ok[k].id, ok[k].seq = s.MessageID, s.SequenceNumber
 	}
 	return ok, failedOf(out.Failed), nil
 }
 
-func (c *queryClient) receive(ctx context.Context, queueURL string, vis time.Duration) ([]received, error) {
+// receive receives up to 10 messages, waiting up to wait seconds; attempt
+// is a FIFO receive's ReceiveRequestAttemptId (or empty).
+func (c *queryClient) receive(ctx context.Context, queueURL string, vis time.Duration, wait int32, attempt string) ([]received, error) {
 	form := url.Values{"Action": {"ReceiveMessage"}, "QueueUrl": {queueURL}, "MaxNumberOfMessages": {"10"},
-		"WaitTimeSeconds": {"1"}, "VisibilityTimeout": {strconv.Itoa(int(vis / time.Second))}, "AttributeName.1": {"All"}}
+		"WaitTimeSeconds": {strconv.Itoa(int(wait))}, "VisibilityTimeout": {strconv.Itoa(int(vis / time.Second))}, "AttributeName.1": {"All"}}
+	if attempt != "" {
+		form.Set("ReceiveRequestAttemptId", attempt)
+	}
 	var out struct {
 		Messages []struct {
 			MessageID     string `xml:"MessageId"`
@@ -164,6 +182,14 @@ func (c *queryClient) delete(ctx context.Context, queueURL, handle string) error
 		XMLName xml.Name `xml:"DeleteMessageResponse"`
 	}
 	return c.call(ctx, url.Values{"Action": {"DeleteMessage"}, "QueueUrl": {queueURL}, "ReceiptHandle": {handle}}, &out)
+}
+
+func (c *queryClient) changeVisibility(ctx context.Context, queueURL, handle string, vis time.Duration) error {
+	var out struct {
+		XMLName xml.Name `xml:"ChangeMessageVisibilityResponse"`
+	}
+	return c.call(ctx, url.Values{"Action": {"ChangeMessageVisibility"}, "QueueUrl": {queueURL}, "ReceiptHandle": {handle},
+		"VisibilityTimeout": {strconv.Itoa(int(vis / time.Second))}}, &out)
 }
 
 // deleteBatch returns the indexes of the entries deleted and those refused.
