@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -60,12 +61,51 @@ func SQSJournal(st persist.Store, ns Namespace) sqs.Journal {
 type sqsJournal struct{ storeJournal }
 
 // Record implements sqs.Journal: the Change is one batch.
-func (j sqsJournal) Record(c sqs.Change) sqs.Waiter { return j.enqueue(sqsRecords(j.prefix, c)) }
+func (j sqsJournal) Record(c sqs.Change) sqs.Waiter {
+	e := getEncoded()
+	defer e.release() // the store copied the batch before Enqueue returned
+	recs, err := e.sqsRecords(j.prefix, c)
+	return j.enqueue(recs, err)
+}
+
+// encoded holds the records of one Change, with the keys and values of its
+// messages, statuses and removals in one buffer: a message costs no
+// allocation of its own. Both are pooled, since a store copies a batch
+// before its Enqueue returns (persist.Record).
+type encoded struct {
+	recs []persist.Record
+	buf  []byte
+}
+
+var encodedPool = sync.Pool{New: func() any { return new(encoded) }}
+
+func getEncoded() *encoded { return encodedPool.Get().(*encoded) }
+
+// release gives e back, unless a big batch (a SendMessageBatch of 256 KiB
+// messages) made it too big to keep idle.
+func (e *encoded) release() {
+	if cap(e.buf) > 1<<20 || cap(e.recs) > 1024 {
+		return
+	}
+	clear(e.recs[:cap(e.recs)]) // no stale slices kept alive in the pool
+	e.recs, e.buf = e.recs[:0], e.buf[:0]
+	encodedPool.Put(e)
+}
+
+// take returns what was appended to e.buf since start, as a slice that
+// later appends cannot overwrite: were the buffer to grow, earlier slices
+// keep the array they point into.
+func (e *encoded) take(start int) []byte { return e.buf[start:len(e.buf):len(e.buf)] }
 
 func queueKey(prefix, name string) string { return prefix + "queue/" + name }
 
 func seqKey(prefix, queue, kind string, seq uint64) []byte {
-	k := make([]byte, 0, len(prefix)+len(queue)+6+3+16)
+	return appendSeqKey(make([]byte, 0, seqKeyLen(prefix, queue)), prefix, queue, kind, seq)
+}
+
+func seqKeyLen(prefix, queue string) int { return len(prefix) + len(queue) + 6 + 3 + 16 }
+
+func appendSeqKey(k []byte, prefix, queue, kind string, seq uint64) []byte {
 	k = append(k, prefix...)
 	k = append(k, "queue/"...)
 	k = append(k, queue...)
@@ -77,10 +117,39 @@ func seqKey(prefix, queue, kind string, seq uint64) []byte {
 	return hex.AppendEncode(k, b[:])
 }
 
-// sqsRecords encodes c, deletions first (as sqs.Change says).
+// sqsRecords encodes c, deletions first (as sqs.Change says), into slices
+// of its own.
 func sqsRecords(prefix string, c sqs.Change) ([]persist.Record, error) {
+	return new(encoded).sqsRecords(prefix, c)
+}
+
+// sqsRecords encodes c into e: the records are valid until e is released.
+func (e *encoded) sqsRecords(prefix string, c sqs.Change) ([]persist.Record, error) {
 	n := len(c.Messages) + len(c.Statuses) + len(c.Dedup) + len(c.Queues) + 2*len(c.Removed)
-	recs := make([]persist.Record, 0, n)
+	recs := e.recs[:0]
+	if cap(recs) < n {
+		recs = make([]persist.Record, 0, n)
+	}
+	defer func() { e.recs = recs }()
+	// Room for what goes into e.buf, so that it is not regrown midway.
+	room := 0
+	for i := range c.Messages {
+		room += seqKeyLen(prefix, c.Messages[i].Queue) + messageLen(&c.Messages[i])
+	}
+	for i := range c.Statuses {
+		room += seqKeyLen(prefix, c.Statuses[i].Queue) + statusLen
+	}
+	for i := range c.Removed {
+		room += 2 * seqKeyLen(prefix, c.Removed[i].Queue)
+	}
+	if e.buf = e.buf[:0]; cap(e.buf) < room {
+		e.buf = make([]byte, 0, room)
+	}
+	key := func(queue, kind string, seq uint64) []byte {
+		start := len(e.buf)
+		e.buf = appendSeqKey(e.buf, prefix, queue, kind, seq)
+		return e.take(start)
+	}
 	del := func(k string) { recs = append(recs, persist.Delete([]byte(k))) }
 	delPrefix := func(k string) { recs = append(recs, persist.DeletePrefix([]byte(k))) }
 	var err error
@@ -106,7 +175,7 @@ func sqsRecords(prefix string, c sqs.Change) ([]persist.Record, error) {
 		delPrefix(k + "/a/")
 	}
 	for _, r := range c.Removed {
-		recs = append(recs, persist.Delete(seqKey(prefix, r.Queue, "m", r.Seq)), persist.Delete(seqKey(prefix, r.Queue, "s", r.Seq)))
+		recs = append(recs, persist.Delete(key(r.Queue, "m", r.Seq)), persist.Delete(key(r.Queue, "s", r.Seq)))
 	}
 	for _, d := range c.ForgottenDedup {
 		del(queueKey(prefix, d.Queue) + "/d/" + d.Key)
@@ -119,12 +188,17 @@ func sqsRecords(prefix string, c sqs.Change) ([]persist.Record, error) {
 	}
 	for i := range c.Messages {
 		m := &c.Messages[i]
-		recs = append(recs, persist.Put(seqKey(prefix, m.Queue, "m", m.Seq), encodeMessage(m)))
+		k := key(m.Queue, "m", m.Seq)
+		start := len(e.buf)
+		e.buf = appendMessage(e.buf, m)
+		recs = append(recs, persist.Put(k, e.take(start)))
 	}
 	for i := range c.Statuses {
 		s := &c.Statuses[i]
-		v := appendStatus(append(make([]byte, 0, 40), formatV1), s)
-		recs = append(recs, persist.Put(seqKey(prefix, s.Queue, "s", s.Seq), v))
+		k := key(s.Queue, "s", s.Seq)
+		start := len(e.buf)
+		e.buf = appendStatus(append(e.buf, formatV1), s)
+		recs = append(recs, persist.Put(k, e.take(start)))
 	}
 	for _, d := range c.Dedup {
 		v := make([]byte, 0, 1+len(d.MessageID)+len(d.SequenceNumber)+12)
@@ -165,17 +239,29 @@ func appendStatus(b []byte, s *sqs.MessageStatus) []byte {
 	return binary.AppendUvarint(b, uint64(s.HandleGen))
 }
 
-func encodeMessage(m *sqs.MessageRecord) []byte {
-	strs := [...]string{m.SenderID, m.AWSTraceHeader, m.GroupID, m.DeduplicationID, m.SequenceNumber,
+// statusLen bounds an encoded status with its format byte: 6 varints of
+// at most 10 bytes and the state's byte.
+const statusLen = 1 + 6*binary.MaxVarintLen64 + 1
+
+func messageStrings(m *sqs.MessageRecord) [7]string {
+	return [...]string{m.SenderID, m.AWSTraceHeader, m.GroupID, m.DeduplicationID, m.SequenceNumber,
 		m.DeadLetterSourceArn, m.MD5OfMessageAttributes}
-	n := 1 + 36 + 32 + 10 + 40 + len(m.Body) + 1
-	for _, s := range strs {
-		n += len(s) + 2
+}
+
+// messageLen bounds m's encoding.
+func messageLen(m *sqs.MessageRecord) int {
+	n := 36 + 32 + binary.MaxVarintLen64 + statusLen + len(m.Body) + binary.MaxVarintLen64
+	for _, s := range messageStrings(m) {
+		n += len(s) + binary.MaxVarintLen64
 	}
 	for _, a := range m.Attributes {
-		n += len(a.Name) + len(a.DataType) + len(a.StringValue) + len(a.BinaryValue) + 8
+		n += len(a.Name) + len(a.DataType) + len(a.StringValue) + len(a.BinaryValue) + 4*binary.MaxVarintLen64
 	}
-	b := make([]byte, 0, n)
+	return n
+}
+
+func appendMessage(b []byte, m *sqs.MessageRecord) []byte {
+	strs := messageStrings(m)
 	b = append(b, formatV1)
 	b = append(b, m.MessageID...)
 	b = append(b, m.MD5OfBody...)
@@ -274,9 +360,11 @@ func binaryValue(key, value []byte) (*reader, error) {
 // a persist.Snapshotter for one SQS namespace.
 func EmitSQS(e *sqs.Engine, ns Namespace, emit func(key, value []byte) error) error {
 	prefix := sqsPrefix(ns)
+	enc := getEncoded()
+	defer enc.release()
 	return e.Dump(func(c sqs.Change) error {
-		recs, err := sqsRecords(prefix, c)
-		return emitRecords(recs, err, emit)
+		recs, err := enc.sqsRecords(prefix, c)
+		return emitRecords(recs, err, emit) // emit copies what it keeps
 	})
 }
 
