@@ -181,7 +181,11 @@ func (s *Server) restore(got *durable.Recovered) error {
 		}
 	}
 	// Last: a delivery's subscription and dead-letter queue are back.
-	s.deliveries.Restore(got.Deliveries(), s.bindSubscriber)
+	jobs, err := got.Deliveries()
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	s.deliveries.Restore(jobs, s.bindSubscriber)
 	return nil
 }
 

@@ -269,7 +269,7 @@ func (d *Dispatcher) deliverJournaled(m *Message, sub Subscriber, f *Fan) (Waite
 	if f != nil {
 		f.flush()
 	}
-	return d.start(d.newJob(m, nil, sub, ep))
+	return d.start(d.newJob(m, nil, sub, ep), f)
 }
 
 // Confirm sends a SubscriptionConfirmation or UnsubscribeConfirmation to
@@ -281,7 +281,7 @@ func (d *Dispatcher) Confirm(c *Control, sub Subscriber) {
 	if !ok {
 		return
 	}
-	if w, _ := d.start(d.newJob(nil, c, sub, ep)); w != nil {
+	if w, _ := d.start(d.newJob(nil, c, sub, ep), nil); w != nil {
 		if err := w.Wait(); err != nil {
 			d.opts.Logger.Error("sns confirmation message not stored", "subscription", sub.Arn, "error", err)
 		}

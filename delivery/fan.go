@@ -23,6 +23,9 @@ type Fan struct {
 	dated bool
 	n     int
 	held  [fanHeld]fanDelivery
+	// pinned is m in the journal, held there from the fan's first
+	// journaled job to Close.
+	pinned *journaledMessage
 }
 
 // fanHeld is how many deliveries a fan holds back before it writes them.
@@ -47,8 +50,15 @@ func (f *Fan) Filtered(sub Subscriber, p *filter.Policy, fm filter.Message) {
 	f.d.Filtered(f.m, sub, p, fm)
 }
 
-// Close writes the counts and records the fan holds.
-func (f *Fan) Close() { f.flush() }
+// Close writes the counts and records the fan holds, and lets the journal
+// forget the message once no job delivers it.
+func (f *Fan) Close() {
+	f.flush()
+	if f.pinned != nil {
+		f.d.unpin(f.pinned)
+		f.pinned = nil
+	}
+}
 
 // time is the fan's clock reading, taken at its first delivery to a queue.
 func (f *Fan) time() time.Time {

@@ -24,8 +24,9 @@ type job struct {
 	throttled  bool      // due is a throttle slot already reserved
 	tracked    bool      // counted by the tracker (see Settle)
 	epoch      uint64
-	generation uint64 // the dispatcher's at the job's start (see Reset)
-	jid        uint64 // its id in the journal; 0: not journaled
+	generation uint64            // the dispatcher's at the job's start (see Reset)
+	jid        uint64            // its id in the journal; 0: not journaled
+	shared     *journaledMessage // msg as the journal holds it for every job of it
 }
 
 func (d *Dispatcher) newJob(m *Message, c *Control, sub Subscriber, ep endpoint) *job {
@@ -52,14 +53,15 @@ func (j *job) id() string { return j.rec.MessageID }
 // start makes the first attempt: on the caller's goroutine for in-process
 // endpoints, returning its failure, or on the subscription's lane, unless
 // the lane is full. A job for a lane is journaled first: the Waiter of its
-// record is returned (nil without a journal).
-func (d *Dispatcher) start(j *job) (Waiter, error) {
+// record is returned (nil without a journal). A job of a fan, f, keeps its
+// message in the journal until the fan closes (see journalStart).
+func (d *Dispatcher) start(j *job, f *Fan) (Waiter, error) {
 	if j.ep.remote(d) {
 		if !d.lanes.admit(j) {
 			d.overflow(j)
 			return nil, nil
 		}
-		w := d.journalStart(j)
+		w := d.journalStart(j, f)
 		d.tracker.begin(j)
 		d.lanes.submit(j)
 		return w, nil

@@ -9,11 +9,16 @@ import (
 	"github.com/fanout/fanout/retrypolicy"
 )
 
-// memJournal keeps what a store would: the last state of each live job.
+// memJournal keeps what a store would: the last state of each live job
+// and the messages they name. It notes every change after which a job
+// names a message it does not hold.
 type memJournal struct {
-	mu   sync.Mutex
-	jobs map[uint64]JobState
-	puts int
+	mu       sync.Mutex
+	jobs     map[uint64]JobState
+	msgs     map[uint64]*Message
+	puts     int
+	msgPuts  int
+	dangling []JobState
 }
 
 type doneWaiter struct{}
@@ -24,16 +29,36 @@ func (m *memJournal) Record(c Change) Waiter {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.jobs == nil || c.Reset {
-		m.jobs = map[uint64]JobState{}
+		m.jobs, m.msgs = map[uint64]JobState{}, map[uint64]*Message{}
 	}
 	for _, st := range c.Ended {
 		delete(m.jobs, st.ID)
+	}
+	for _, ms := range c.Forgotten {
+		delete(m.msgs, ms.Ref)
+	}
+	for _, ms := range c.Messages {
+		m.msgs[ms.Ref] = ms.Message
+		m.msgPuts++
 	}
 	for _, st := range c.Jobs {
 		m.jobs[st.ID] = st
 		m.puts++
 	}
+	for _, st := range m.jobs {
+		if st.MessageRef != 0 && m.msgs[st.MessageRef] == nil {
+			m.dangling = append(m.dangling, st)
+		}
+	}
 	return doneWaiter{}
+}
+
+// messages returns how many messages the journal holds and the jobs that
+// ever named one it did not hold.
+func (m *memJournal) messages() (int, []JobState) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.msgs), append([]JobState(nil), m.dangling...)
 }
 
 func (m *memJournal) live() []JobState {
@@ -56,14 +81,24 @@ func journaledDispatcher(clk clock.Clock, ep endpoint, j Journal) *Dispatcher {
 
 func dump(t *testing.T, d *Dispatcher) []JobState {
 	t.Helper()
-	var out []JobState
+	jobs, _ := dumpAll(t, d)
+	return jobs
+}
+
+// dumpAll is what Dump emits: the jobs, with the Message each MessageRef
+// names (as a store hands them back), and the messages.
+func dumpAll(t *testing.T, d *Dispatcher) ([]JobState, []MessageState) {
+	t.Helper()
+	var jobs []JobState
+	var msgs []MessageState
 	if err := d.Dump(func(c Change) error {
-		out = append(out, c.Jobs...)
+		jobs = append(jobs, c.Jobs...)
+		msgs = append(msgs, c.Messages...)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return out
+	return jobs, msgs
 }
 
 // A pending retry dumped from one dispatcher and restored into another
@@ -228,5 +263,162 @@ func TestADeadLetteredJobEndsAfterItsDLQSend(t *testing.T) {
 	}
 	if r := d.Records(Query{}); len(r) != 1 || r[0].Status != StatusDeadLettered {
 		t.Fatalf("records %+v", r)
+	}
+}
+
+// bySubscription is an endpoint that fails the subscriptions it names.
+type bySubscription struct {
+	mu       sync.Mutex
+	failing  map[string]bool
+	attempts map[string]int
+	bodies   map[string][]*Message
+}
+
+func (b *bySubscription) remote(*Dispatcher) bool { return true }
+
+func (b *bySubscription) attempt(_ *Dispatcher, j *job) result {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.attempts[j.sub.Arn]++
+	b.bodies[j.sub.Arn] = append(b.bodies[j.sub.Arn], j.msg)
+	if b.failing[j.sub.Arn] {
+		return serverErr("down")
+	}
+	return ok()
+}
+
+// A message fanned out to several remote subscriptions is journaled once,
+// with its first job, and forgotten with its last job's end; Dump emits it
+// once; restored jobs of one message share one *Message, and the message
+// is forgotten when the last of them ends.
+func TestAMessageIsJournaledOnceForItsJobs(t *testing.T) {
+	t.Parallel()
+	start := time.Unix(1700000000, 0)
+	clk := clock.NewManual(start)
+	topic := "arn:aws:sns:us-east-1:1:t"
+	ep := &bySubscription{failing: map[string]bool{topic + ":b": true, topic + ":c": true},
+		attempts: map[string]int{}, bodies: map[string][]*Message{}}
+	mem := &memJournal{}
+	d1 := journaledDispatcher(clk, ep, mem)
+	pol := retrypolicy.Default("http")
+	var subs []Subscriber
+	for _, name := range []string{"a", "b", "c"} {
+		subs = append(subs, Subscriber{Arn: topic + ":" + name, Protocol: "fake", Policy: &pol})
+	}
+	publish := func(d *Dispatcher, m *Message) {
+		f := d.Fan(m)
+		for _, s := range subs {
+			w, err := f.Deliver(s)
+			if err != nil || w.Wait() != nil {
+				t.Fatal(err)
+			}
+		}
+		f.Close()
+	}
+	m1 := &Message{ID: "m1", TopicArn: topic, Body: "one", Timestamp: start}
+	m2 := &Message{ID: "m2", TopicArn: topic, Body: "two", Timestamp: start}
+	publish(d1, m1)
+	publish(d1, m2)
+	settle(t, d1)
+	if n, dangling := mem.messages(); n != 2 || mem.msgPuts != 2 || len(dangling) != 0 {
+		t.Fatalf("journal holds %d messages after %d puts (want 2 and 2), dangling jobs %+v", n, mem.msgPuts, dangling)
+	}
+	jobs, msgs := dumpAll(t, d1)
+	if len(jobs) != 4 || len(msgs) != 2 {
+		t.Fatalf("dumped %d jobs and %d messages, want 4 (b and c of each) and 2", len(jobs), len(msgs))
+	}
+	// What a store hands back: a copy of each message, set in each of its
+	// jobs.
+	byRef := map[uint64]*Message{}
+	for _, ms := range msgs {
+		byRef[ms.Ref] = ms.Message
+	}
+	for i := range jobs {
+		m := byRef[jobs[i].MessageRef]
+		if jobs[i].MessageRef == 0 || m == nil {
+			t.Fatalf("job %+v names no message dumped", jobs[i])
+		}
+		// Each job its own copy: Restore shares them again.
+		jobs[i].Message = &Message{ID: m.ID, TopicArn: m.TopicArn, Body: m.Body, Timestamp: m.Timestamp}
+	}
+	d1.Close()
+
+	mem2 := &memJournal{}
+	for _, ms := range msgs {
+		mem2.Record(Change{Messages: []MessageState{ms}})
+	}
+	mem2.Record(Change{Jobs: jobs})
+	ep.failing[topic+":c"] = false
+	d2 := journaledDispatcher(clk, ep, mem2)
+	d2.Restore(jobs, nil)
+	d2.Resume()
+	shared := map[string]*Message{}
+	for _, st := range dump(t, d2) {
+		if p, ok := shared[st.Message.ID]; ok && p != st.Message {
+			t.Fatalf("restored jobs of %s hold two copies of it", st.Message.ID)
+		}
+		shared[st.Message.ID] = st.Message
+	}
+	clk.Advance(20 * time.Second) // c succeeds, b fails again
+	settle(t, d2)
+	if n, dangling := mem2.messages(); n != 2 || len(dangling) != 0 || len(mem2.live()) != 2 {
+		t.Fatalf("after c's retry: %d messages (want 2, for b's jobs), %d jobs, dangling %+v", n, len(mem2.live()), dangling)
+	}
+	ep.mu.Lock()
+	got := ep.bodies[topic+":c"]
+	ep.mu.Unlock()
+	if len(got) != 4 || got[2].Body != "one" && got[2].Body != "two" || got[2].Body == got[3].Body {
+		t.Fatalf("c was sent %+v", got)
+	}
+	clk.Advance(40 * time.Second) // b's last attempts
+	settle(t, d2)
+	if n, dangling := mem2.messages(); n != 0 || len(dangling) != 0 || len(mem2.live()) != 0 {
+		t.Fatalf("after every job ended: %d messages, %d jobs, dangling %+v", n, len(mem2.live()), dangling)
+	}
+	if _, msgs := dumpAll(t, d2); len(msgs) != 0 {
+		t.Fatalf("dumped %d messages with no job left", len(msgs))
+	}
+}
+
+// A fan keeps its message journaled until it closes, so that a first
+// delivery that ends before the next job starts does not make the next one
+// write the message again; Reset forgets the messages with the jobs.
+func TestAFanPinsItsMessageUntilClose(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewManual(time.Unix(1700000000, 0))
+	topic := "arn:aws:sns:us-east-1:1:t"
+	ep := &bySubscription{failing: map[string]bool{topic + ":b": true}, attempts: map[string]int{}, bodies: map[string][]*Message{}}
+	mem := &memJournal{}
+	d := journaledDispatcher(clk, ep, mem)
+	pol := retrypolicy.Default("http")
+	m := &Message{ID: "m", TopicArn: topic, Body: "x"}
+	f := d.Fan(m)
+	if _, err := f.Deliver(Subscriber{Arn: topic + ":a", Protocol: "fake", Policy: &pol}); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, d) // a is delivered: its job ended
+	if n, _ := mem.messages(); n != 1 || len(mem.live()) != 0 {
+		t.Fatalf("with the fan open: %d messages, %d jobs", n, len(mem.live()))
+	}
+	if _, err := f.Deliver(Subscriber{Arn: topic + ":b", Protocol: "fake", Policy: &pol}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	settle(t, d)
+	if n, dangling := mem.messages(); n != 1 || mem.msgPuts != 1 || len(dangling) != 0 || len(mem.live()) != 1 {
+		t.Fatalf("after the fan: %d messages from %d puts (want 1 and 1), %d jobs, dangling %+v", n, mem.msgPuts, len(mem.live()), dangling)
+	}
+	d.Reset()
+	if n, _ := mem.messages(); n != 0 || len(mem.live()) != 0 {
+		t.Fatalf("after Reset: %d messages, %d jobs", n, len(mem.live()))
+	}
+	if _, msgs := dumpAll(t, d); len(msgs) != 0 {
+		t.Fatalf("dumped %d messages after Reset", len(msgs))
+	}
+	// A fan closing after nothing of it was journaled records nothing.
+	f = d.Fan(&Message{ID: "q", TopicArn: topic})
+	f.Close()
+	if n, _ := mem.messages(); n != 0 || mem.msgPuts != 1 {
+		t.Fatalf("an empty fan: %d messages, %d puts", n, mem.msgPuts)
 	}
 }

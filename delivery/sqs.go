@@ -99,7 +99,7 @@ func (d *Dispatcher) deliverToQueue(m *Message, sub Subscriber, f *Fan) (Waiter,
 		if f != nil {
 			f.flush() // its record follows those of the deliveries before it
 		}
-		_, err := d.start(d.newJob(m, nil, sub, attempted{result{err: err, client: true}}))
+		_, err := d.start(d.newJob(m, nil, sub, attempted{result{err: err, client: true}}), nil)
 		return nil, err
 	}
 	if d.generation.Load() != gen {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/internal/persist"
 	"github.com/fanout/fanout/sns"
 	"github.com/fanout/fanout/sqs"
@@ -113,10 +112,10 @@ func EmitSNS(e *sns.Engine, ns Namespace, emit func(key, value []byte) error) er
 // keeps of a key or value (oplog.Options.LoaderCopies): they may be views
 // of the store's files, gone once the store's open returns.
 type Recovered struct {
-	sns   map[Namespace]*sns.State
-	sqs   map[Namespace]*sqs.Restorer
-	jobs  []delivery.JobState
-	clock time.Duration
+	sns        map[Namespace]*sns.State
+	sqs        map[Namespace]*sqs.Restorer
+	deliveries recoveredDeliveries
+	clock      time.Duration
 }
 
 // NewRecovered returns an empty Recovered.
