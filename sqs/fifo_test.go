@@ -351,3 +351,43 @@ func TestFifoConcurrentConsumers(t *testing.T) {
 		t.Fatalf("consumed %d of %d", done, groups*per)
 	}
 }
+
+// A FIFO message that is in flight when its retention period ends is
+// dropped (at the latest when its visibility timeout ends); that unlocks
+// its group, as a delete would: the group's later messages are received,
+// and a poll that waits for them is woken then (both were left stuck
+// until the next send to the group before).
+func TestRetentionEndInFlightUnlocksTheGroup(t *testing.T) {
+	t.Parallel()
+	e, c := newTestEngine(t)
+	q := fifoQueue(t, e, "r.fifo", map[string]string{AttrMessageRetentionPeriod: "60", AttrVisibilityTimeout: "120"})
+	sendFifo(t, q, "g", "1", "first")
+	if got := bodies(receive(t, q, ReceiveInput{})); len(got) != 1 || got[0] != "first" {
+		t.Fatalf("first receive: %v", got)
+	}
+	c.Advance(100 * time.Second) // "first" has outlived its retention, in flight
+	sendFifo(t, q, "g", "2", "second")
+
+	c.Advance(10 * time.Second)
+	got := make(chan []Received, 1)
+	go func() {
+		out, err := q.Receive(context.Background(), ReceiveInput{WaitTimeSeconds: ptr(20)})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- out
+	}()
+	waitForWaiting(t, q, 1)
+	c.Advance(10 * time.Second) // "first"'s visibility timeout ends: it is dropped
+	select {
+	case out := <-got:
+		if b := bodies(out); len(b) != 1 || b[0] != "second" {
+			t.Fatalf("the waiting poll got %v, want [second]", b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting poll was not woken when the group unlocked")
+	}
+	if n := attr(t, q, AttrApproximateNotVisible); n != "1" {
+		t.Fatalf("in flight: %s, want 1 (second)", n)
+	}
+}

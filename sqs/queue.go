@@ -214,8 +214,14 @@ func (q *Queue) promote(now time.Time) bool {
 		q.leaveInflight(i)
 		r := q.rec(i)
 		if q.retentionExpired(r, now) {
+			g := q.groups.of(r)
 			q.drop(i)
 			q.roomFreed(q.inflight.len() + 1)
+			if q.fifo != nil {
+				// As a delete does: the group's later messages may go out.
+				q.fifo.markReady(g)
+				q.wake()
+			}
 			continue
 		}
 		if rp := q.config.redrive; q.fifo == nil && rp != nil && rp.MaxReceiveCount > 3 && r.receiveCount == 3 {
