@@ -422,3 +422,41 @@ func TestAFanPinsItsMessageUntilClose(t *testing.T) {
 		t.Fatalf("an empty fan: %d messages, %d puts", n, mem.msgPuts)
 	}
 }
+
+// Restored jobs of one message, one of them for a subscription gone since:
+// that one ends at once and the message stays for the other, until it ends.
+func TestARestoredMessageOutlivesItsGoneSubscriptionsJob(t *testing.T) {
+	t.Parallel()
+	start := time.Unix(1700000000, 0)
+	clk := clock.NewManual(start)
+	topic := "arn:aws:sns:us-east-1:1:t"
+	ep := &bySubscription{failing: map[string]bool{}, attempts: map[string]int{}, bodies: map[string][]*Message{}}
+	mem := &memJournal{}
+	d := journaledDispatcher(clk, ep, mem)
+	pol := retrypolicy.Default("http")
+	m := &Message{ID: "m", TopicArn: topic, Body: "x"}
+	jobs := []JobState{
+		{ID: 1, TopicArn: topic, Message: m, MessageRef: 5, SubscriptionArn: topic + ":live", Protocol: "fake", Policy: pol, Attempts: 1, Due: start.Add(20 * time.Second)},
+		{ID: 2, TopicArn: topic, Message: m, MessageRef: 5, SubscriptionArn: topic + ":gone", Protocol: "fake", Policy: pol, Attempts: 1, Due: start.Add(20 * time.Second)},
+	}
+	mem.Record(Change{Messages: []MessageState{{Ref: 5, Message: m}}, Jobs: jobs})
+	d.Restore(jobs, func(s *Subscriber) bool { return s.Arn == topic+":live" })
+	d.Resume()
+	if n, dangling := mem.messages(); n != 1 || len(mem.live()) != 1 || len(dangling) != 0 {
+		t.Fatalf("after the restore: %d messages, %d jobs, dangling %+v", n, len(mem.live()), dangling)
+	}
+	clk.Advance(20 * time.Second)
+	settle(t, d)
+	if n, dangling := mem.messages(); n != 0 || len(mem.live()) != 0 || len(dangling) != 0 || ep.attempts[topic+":live"] != 1 {
+		t.Fatalf("after the live job delivered: %d messages, %d jobs, dangling %+v, attempts %v", n, len(mem.live()), dangling, ep.attempts)
+	}
+	// New messages are numbered past the restored ones.
+	f := d.Fan(&Message{ID: "next", TopicArn: topic})
+	if _, err := f.Deliver(Subscriber{Arn: topic + ":live", Protocol: "fake", Policy: &pol}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if ref := d.journal.refs.Load(); ref != 6 {
+		t.Fatalf("next message ref %d, want 6", ref)
+	}
+}

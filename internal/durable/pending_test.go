@@ -188,6 +188,23 @@ func onDisk(t *testing.T, dir string) []byte {
 	return all
 }
 
+// compacted compacts log and returns its snapshot's bytes.
+func compacted(t *testing.T, log *oplog.Log) []byte {
+	t.Helper()
+	if err := log.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := filepath.Glob(filepath.Join(log.Dir(), "*.snap"))
+	if len(snap) != 1 {
+		t.Fatalf("snapshots %v", snap)
+	}
+	b, err := os.ReadFile(snap[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // What a publish of 1 KiB to 10 HTTP subscriptions writes to the log, over
 // the deliveries' whole life, and what a snapshot of such publishes pending
 // holds: each body once. The figures are logged (the README has them, for
@@ -231,17 +248,7 @@ func TestPendingDeliveriesLogAndSnapshotSize(t *testing.T) {
 		n.publish(t, fmt.Sprintf("p%04d", i), body, clk.Now(), subs)
 	}
 	n.settle(t)
-	if err := n.log.Compact(); err != nil {
-		t.Fatal(err)
-	}
-	snap, _ := filepath.Glob(filepath.Join(dir, "*.snap"))
-	if len(snap) != 1 {
-		t.Fatalf("snapshots %v", snap)
-	}
-	b, err := os.ReadFile(snap[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := compacted(t, n.log)
 	if got := bytes.Count(b, []byte(body)); got != publishes {
 		t.Errorf("the snapshot holds %d bodies for %d publishes pending", got, publishes)
 	}
@@ -306,17 +313,7 @@ func TestPendingDeliveriesRestartWithTheirBodyStoredOnce(t *testing.T) {
 	e.fail("/d", false)
 	clk.Advance(20 * time.Second) // d's second attempt delivers; b and c fail again
 	n.settle(t)
-	if err := n.log.Compact(); err != nil {
-		t.Fatal(err)
-	}
-	snap, _ := filepath.Glob(filepath.Join(dir, "*.snap"))
-	if len(snap) != 1 {
-		t.Fatalf("snapshots %v", snap)
-	}
-	b, err := os.ReadFile(snap[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := compacted(t, n.log)
 	if c1, c2 := bytes.Count(b, []byte(one)), bytes.Count(b, []byte(two)); c1 != 1 || c2 != 1 {
 		t.Fatalf("the snapshot holds the first body %d times (b and c wait), the second %d times (b waits): want each once", c1, c2)
 	}
