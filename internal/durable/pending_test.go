@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -253,6 +254,26 @@ func TestPendingDeliveriesLogAndSnapshotSize(t *testing.T) {
 		t.Errorf("the snapshot holds %d bodies for %d publishes pending", got, publishes)
 	}
 	t.Logf("%d publishes of 1 KiB to 10 subscriptions pending: snapshot of %d bytes", publishes, len(b))
+
+	// What the restored deliveries hold in memory.
+	n.d.Close()
+	if err := n.log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	h0 := heap()
+	n = bootDeliveries(t, dir, clk)
+	h1 := heap()
+	if jobs, msgs := storedMessages(t, n.d); jobs != 10*publishes || msgs != publishes {
+		t.Fatalf("restored %d jobs and %d messages", jobs, msgs)
+	}
+	t.Logf("restored: %d jobs and the heap %d bytes larger", 10*publishes, h1-h0)
+	runtime.KeepAlive(n)
 }
 
 // uniqueBody is 1 KiB that appears nowhere else on disk.
