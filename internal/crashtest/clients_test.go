@@ -51,6 +51,7 @@ type stats struct {
 	querySends, queryReceives, queryDeletes atomic.Int64 // over the Query protocol
 	queryFIFOSends, queryVisChanges         atomic.Int64 // over the Query protocol: to qQFIFO; visibility changes (of qQFIFO)
 	pubBatches, pubBatchEntries             atomic.Int64 // acknowledged PublishBatch calls to the FIFO topic; their published entries
+	queryResends, pubBatchResends           atomic.Int64 // FIFO resends after a crash to qQFIFO; to the FIFO topic with PublishBatch
 	ns2Sends, fifoPublishes                 atomic.Int64 // to the second namespace; to the FIFO topic
 	redriveSends, taskStarts, tasksResumed  atomic.Int64 // to qSrc; move tasks; running at a restart and finished after it
 	deadLettered                            atomic.Int64 // seen in qDLQ at a checkpoint
@@ -332,17 +333,7 @@ func (w *workers) sendStd(rnd *rand.Rand, queue string, query bool, limit int) {
 		}
 		start := time.Now()
 		ctx, cancel := call(w.ctx)
-		var ok []batchOK
-		var failed []batchFailed
-		var err error
-		if query {
-			ok, failed, err = h.query.sendBatch(ctx, h.urls[queue], entries)
-		} else {
-			var out *sqs.SendMessageBatchOutput
-			if out, err = h.client(queue).SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(h.urls[queue]), Entries: entries}); err == nil {
-				ok, failed = sdkBatch(out.Successful, out.Failed)
-			}
-		}
+		ok, failed, err := h.sendBatch(ctx, queue, entries, query)
 		cancel()
 		if err != nil {
 			if !w.failed("SendMessageBatch", err, true, ms) {
@@ -359,6 +350,19 @@ func (w *workers) sendStd(rnd *rand.Rand, queue string, query bool, limit int) {
 			h.noteErr("SendMessageBatch entry", f.code)
 		}
 	}
+}
+
+// sendBatch calls SendMessageBatch (with query, over the Query protocol).
+func (h *harness) sendBatch(ctx context.Context, queue string, entries []types.SendMessageBatchRequestEntry, query bool) ([]batchOK, []batchFailed, error) {
+	if query {
+		return h.query.sendBatch(ctx, h.urls[queue], entries)
+	}
+	out, err := h.client(queue).SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(h.urls[queue]), Entries: entries})
+	if err != nil {
+		return nil, nil, err
+	}
+	ok, failed := sdkBatch(out.Successful, out.Failed)
+	return ok, failed, nil
 }
 
 // sent counts acknowledged sends to a standard queue.
@@ -458,17 +462,7 @@ func (w *workers) fifoSender(queue, group string, query bool, limit int) func(*r
 					MessageGroupId: aws.String(group), MessageDeduplicationId: aws.String(m.key)}
 			}
 			ctx, cancel := call(w.ctx)
-			var ok []batchOK
-			var failed []batchFailed
-			var err error
-			if query {
-				ok, failed, err = h.query.sendBatch(ctx, h.urls[queue], entries)
-			} else {
-				var out *sqs.SendMessageBatchOutput
-				if out, err = h.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(h.urls[queue]), Entries: entries}); err == nil {
-					ok, failed = sdkBatch(out.Successful, out.Failed)
-				}
-			}
+			ok, failed, err := h.sendBatch(ctx, queue, entries, query)
 			cancel()
 			if err != nil {
 				w.failed("SendMessageBatch FIFO", err, true, ms)

@@ -342,6 +342,9 @@ func (h *harness) resendFIFO(ctx context.Context, ms []*msg) error {
 			}
 			l.resent(m, id, seq)
 			h.st.resends.Add(1)
+			if m.queue == qQFIFO {
+				h.st.queryResends.Add(1)
+			}
 			continue
 		}
 		if l.cycle%2 == 1 {
@@ -374,6 +377,7 @@ func (h *harness) resendFIFO(ctx context.Context, ms []*msg) error {
 				i, _ := strconv.Atoi(*s.Id)
 				l.resent(batch[i], "", "")
 				h.st.resends.Add(1)
+				h.st.pubBatchResends.Add(1)
 			}
 			for _, f := range out.Failed {
 				h.noteErr("PublishBatch FIFO again, entry", *f.Code)
@@ -493,11 +497,12 @@ func (h *harness) summary() string {
 		strconv.FormatInt(s.visChanges.Load(), 10) + " visibility changes, " + strconv.FormatInt(s.publishes.Load(), 10) + " publishes (" +
 		strconv.Itoa(msgs) + " delivered to HTTP in " + strconv.Itoa(attempts) + " attempts, " + strconv.FormatInt(s.resumed.Load(), 10) + " of them pending at a kill and delivered after the restart), " + strconv.FormatInt(s.resends.Load(), 10) + " FIFO resends after a crash, " +
 		strconv.FormatInt(s.replays.Load(), 10) + " cut-off FIFO receives retried with their attempt id")
-	fmt.Fprintf(&b, "; over the Query protocol: %d sends (%d of them to a FIFO queue), %d messages received, %d deletes, %d visibility changes; %d sends to a second namespace; %d publishes to a FIFO topic (%d of them in %d PublishBatch calls); "+
+	fmt.Fprintf(&b, "; over the Query protocol: %d sends (%d of them to a FIFO queue, and %d FIFO resends after a crash), %d messages received, %d deletes, %d visibility changes; %d sends to a second namespace; "+
+		"%d publishes to a FIFO topic (%d of them in %d PublishBatch calls, and %d FIFO resends after a crash with PublishBatch); "+
 		"%d sends to a queue with a dead-letter queue, %d messages seen in that DLQ at checkpoints, %d move tasks started (%d running at a kill, finished after it), %d messages received again after a move task; "+
 		"%d kills during a snapshot, %d compactions",
-		s.querySends.Load(), s.queryFIFOSends.Load(), s.queryReceives.Load(), s.queryDeletes.Load(), s.queryVisChanges.Load(), s.ns2Sends.Load(),
-		s.fifoPublishes.Load(), s.pubBatchEntries.Load(), s.pubBatches.Load(),
+		s.querySends.Load(), s.queryFIFOSends.Load(), s.queryResends.Load(), s.queryReceives.Load(), s.queryDeletes.Load(), s.queryVisChanges.Load(), s.ns2Sends.Load(),
+		s.fifoPublishes.Load(), s.pubBatchEntries.Load(), s.pubBatches.Load(), s.pubBatchResends.Load(),
 		s.redriveSends.Load(), s.deadLettered.Load(), s.taskStarts.Load(), s.tasksResumed.Load(), h.l.backsSeen(),
 		s.killsInSnapshot.Load(), s.compactions.Load())
 	h.l.mu.Lock()

@@ -1,8 +1,9 @@
 // Package crashtest holds the kill -9 test of fanout with a data dir
 // (issue 14): its test builds the fanout binary, runs SQS clients (AWS JSON
-// and Query, two namespaces, a standard, a FIFO and a redrive queue with its
-// dead-letter queue and move tasks) and SNS clients (a standard topic with
-// SQS and HTTP subscriptions, a FIFO topic to a FIFO queue) against it,
+// and Query, two namespaces, a standard queue, a FIFO queue over each
+// protocol and a redrive queue with its dead-letter queue and move tasks)
+// and SNS clients (a standard topic with SQS and HTTP subscriptions, a FIFO
+// topic to a FIFO queue, with Publish and PublishBatch) against it,
 // kills it with SIGKILL at random moments, some of them mid-compaction,
 // restarts it on the same dir and checks what the clients were told
 // against what fanout holds. Run the long loop with
