@@ -500,3 +500,29 @@ func TestRealTimeAdvanceSurvivesARestart(t *testing.T) {
 		t.Fatalf("the message whose visibility timeout the moved clock ended is not visible after the restart: %+v", got.Messages)
 	}
 }
+
+// A FIFO message whose retention ends while it is in flight stops locking
+// its group once it is dropped: the group's next message is received (the
+// clock moved by the test).
+func TestFIFORetentionEndInFlightUnlocksTheGroup(t *testing.T) {
+	t.Parallel()
+	srv := fanouttest.Start(t)
+	q := srv.SQSClient()
+	url := must(q.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String("retain.fifo"), Attributes: map[string]string{
+		"FifoQueue": "true", "MessageRetentionPeriod": "60", "VisibilityTimeout": "120"}})).QueueUrl
+	send := func(body string) {
+		must(q.SendMessage(ctx, &awssqs.SendMessageInput{QueueUrl: url, MessageBody: aws.String(body),
+			MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String(body)}))
+	}
+	send("first")
+	if got := must(q.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url})).Messages; len(got) != 1 {
+		t.Fatalf("first receive: %d messages", len(got))
+	}
+	srv.Advance(100 * time.Second) // retention over, still in flight
+	send("second")
+	srv.Advance(20 * time.Second) // its visibility timeout ends: dropped
+	got := must(q.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: url})).Messages
+	if len(got) != 1 || *got[0].Body != "second" {
+		t.Fatalf("after the first's retention: %d messages, want [second]", len(got))
+	}
+}

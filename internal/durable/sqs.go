@@ -99,10 +99,6 @@ func (e *encoded) take(start int) []byte { return e.buf[start:len(e.buf):len(e.b
 
 func queueKey(prefix, name string) string { return prefix + "queue/" + name }
 
-func seqKey(prefix, queue, kind string, seq uint64) []byte {
-	return appendSeqKey(make([]byte, 0, seqKeyLen(prefix, queue)), prefix, queue, kind, seq)
-}
-
 func seqKeyLen(prefix, queue string) int { return len(prefix) + len(queue) + 6 + 3 + 16 }
 
 func appendSeqKey(k []byte, prefix, queue, kind string, seq uint64) []byte {
