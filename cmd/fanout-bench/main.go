@@ -123,6 +123,7 @@ type config struct {
 	rounds                                  int
 	fanoutBin                               string
 	baseBin                                 string // fanout-base's
+	cpuProfile                              string // --cpu-profile: a directory; "" takes none
 	json                                    bool
 }
 
@@ -179,6 +180,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		rounds  = fs.Int("rounds", 0, "rounds per scenario and target; results are medians (default 3 with --target both, else 1)")
 		bin     = fs.String("fanout-bin", "", "fanout binary to launch (default: go build ./cmd/fanout)")
 		baseBin = fs.String("base-bin", "", "the fanout binary of target fanout-base, run as target fanout is, to compare two builds in one run (e.g. --target fanout,null,fanout-base with main's build)")
+		cpuProf = fs.String("cpu-profile", "", "a directory to save a CPU profile of the server's timed phase of each run in (fanouts this tool starts, which serve pprof); compare two with go tool pprof -diff_base")
 		asJSON  = fs.Bool("json", false, "print results as JSON on stdout (the text report moves to stderr)")
 		nQueues = fs.Int("queues", 100000, "queues-many: queues to spread sends over (at most 1000000)")
 		nTopics = fs.Int("topics", 10000, "topics-many: topics to spread publishes over, each with one SQS subscription (at most 100000)")
@@ -208,22 +210,23 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		*clients = 64
 	}
 	cfg := &config{
-		scenarios: splitList(*scen),
-		clients:   *clients,
-		duration:  *dur,
-		warmup:    *warm,
-		size:      *size,
-		fillFor:   *fillFor,
-		hello:     *hello,
-		queued:    *queued,
-		rounds:    *rounds,
-		window:    *window,
-		hanging:   *hanging,
-		memory:    *memory,
-		churn:     *churn,
-		fanoutBin: *bin,
-		baseBin:   *baseBin,
-		queues:    *nQueues, topics: *nTopics, polls: *nPolls, pollQueues: *pollQs, pollRate: *pollHz,
+		scenarios:  splitList(*scen),
+		clients:    *clients,
+		duration:   *dur,
+		warmup:     *warm,
+		size:       *size,
+		fillFor:    *fillFor,
+		hello:      *hello,
+		queued:     *queued,
+		rounds:     *rounds,
+		window:     *window,
+		hanging:    *hanging,
+		memory:     *memory,
+		churn:      *churn,
+		fanoutBin:  *bin,
+		baseBin:    *baseBin,
+		cpuProfile: *cpuProf,
+		queues:     *nQueues, topics: *nTopics, polls: *nPolls, pollQueues: *pollQs, pollRate: *pollHz,
 		accounts: *nAccts, emptyAccounts: *nEmpty,
 		json: *asJSON,
 		soak: soakOptions{duration: *soakD, sample: *soakS, drain: *soakDr, clients: *clients,

@@ -208,6 +208,10 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 	if wl.duration > 0 {
 		timed = wl.duration
 	}
+	var profiled func() string
+	if e.cfg.cpuProfile != "" && pid != 0 {
+		profiled = startCPUProfile(ctx, e.cfg.cpuProfile, e.tgt, v.name, e.kind, timed)
+	}
 	stats, elapsed := runPhase(ctx, wl, e.cfg.clients, timed, true)
 	self1 := selfCPU()
 	cpu1 := time.Duration(-1)
@@ -238,6 +242,9 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 	}
 	if wl.finish != nil {
 		res.Notes = append(res.Notes, wl.finish(ctx, stats)...)
+	}
+	if profiled != nil {
+		res.Notes = append(res.Notes, profiled())
 	}
 	return res, ctx.Err()
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,38 +84,57 @@ func isScale(name string) bool {
 	return sc != nil && sc.scale != nil
 }
 
-// runScale runs one scale scenario: both sides' fanouts and set-ups, then
-// every body size, mode, client kind and round, A B A B.
+// scaleBuild is one fanout build a scale scenario runs on: target fanout,
+// and fanout-base (the --base-bin build) when --target names it, so a
+// change is measured against the build before in the same run.
+type scaleBuild struct{ name, bin string }
+
+func scaleBuilds(cfg *config, bin string) []scaleBuild {
+	builds := []scaleBuild{{"fanout", bin}}
+	if slices.Contains(cfg.targets, "fanout-base") {
+		builds = append(builds, scaleBuild{"fanout-base", cfg.baseBin})
+	}
+	return builds
+}
+
+// runScale runs one scale scenario: both sides' fanouts and set-ups (per
+// build), then every body size, mode, client kind and round, A B A B.
 func runScale(ctx context.Context, cfg *config, bin string, sc *scenario, runID string, report io.Writer) ([]*result, error) {
 	spec := sc.scale
-	sides := spec.sides(cfg)
-	var envs [2]*scaleEnv
+	builds := scaleBuilds(cfg, bin)
+	sides := make([][2]*scaleSide, len(builds))
+	envs := make([][2]*scaleEnv, len(builds))
 	defer func() {
-		for i, se := range envs {
-			if se == nil {
-				continue
+		for b := range envs {
+			for i, se := range envs[b] {
+				if se == nil {
+					continue
+				}
+				if sides[b][i].polls != nil {
+					sides[b][i].polls.stop()
+				}
+				se.close()
+				se.tgt.stop()
 			}
-			if sides[i].polls != nil {
-				sides[i].polls.stop()
-			}
-			se.close()
-			se.tgt.stop()
 		}
 	}()
-	for i, side := range sides {
-		t, err := startProcess(ctx, "fanout", bin, "--log-level", "error", "--pprof")
-		if err != nil {
-			return nil, err
-		}
-		envs[i] = newScaleEnv(cfg, t, fmt.Sprintf("fb-%s-%s-", runID, i2s(i)))
-		fmt.Fprintf(os.Stderr, "%s/%s: fanout at %s (pid %d), setting up\n", sc.name, side.name, t.endpoint, t.pid())
-		start := time.Now()
-		if err := spec.setup(ctx, envs[i], side); err != nil {
-			return nil, fmt.Errorf("%s/%s set-up: %w", sc.name, side.name, err)
-		}
-		fmt.Fprintf(os.Stderr, "%s/%s: set up in %.1fs\n", sc.name, side.name, time.Since(start).Seconds())
-		for _, n := range side.notes {
-			fmt.Fprintf(os.Stderr, "  %s\n", n)
+	for b, build := range builds {
+		sides[b] = spec.sides(cfg)
+		for i, side := range sides[b] {
+			t, err := startProcess(ctx, build.name, build.bin, "--log-level", "error", "--pprof")
+			if err != nil {
+				return nil, err
+			}
+			envs[b][i] = newScaleEnv(cfg, t, fmt.Sprintf("fb-%s-%s-", runID, i2s(i)))
+			fmt.Fprintf(os.Stderr, "%s/%s: %s at %s (pid %d), setting up\n", sc.name, side.name, build.name, t.endpoint, t.pid())
+			start := time.Now()
+			if err := spec.setup(ctx, envs[b][i], side); err != nil {
+				return nil, fmt.Errorf("%s/%s set-up: %w", sc.name, side.name, err)
+			}
+			fmt.Fprintf(os.Stderr, "%s/%s: set up in %.1fs\n", sc.name, side.name, time.Since(start).Seconds())
+			for _, n := range side.notes {
+				fmt.Fprintf(os.Stderr, "  %s\n", n)
+			}
 		}
 	}
 	kinds := cfg.clientKinds
@@ -126,7 +146,10 @@ func runScale(ctx context.Context, cfg *config, bin string, sc *scenario, runID 
 		modes = []string{""}
 	}
 	var results []*result
-	first := [2]bool{true, true}
+	first := make([][2]bool, len(builds))
+	for b := range first {
+		first[b] = [2]bool{true, true}
+	}
 	seq := 0
 	for _, size := range cfg.sizes {
 		for _, mode := range modes {
@@ -138,30 +161,32 @@ func runScale(ctx context.Context, cfg *config, bin string, sc *scenario, runID 
 			}
 			for _, kind := range kinds {
 				for round := 1; round <= cfg.rounds; round++ {
-					for i, side := range sides {
-						se := envs[i]
-						if !se.tgt.alive() {
-							return results, fmt.Errorf("%s/%s: fanout exited unexpectedly", sc.name, side.name)
+					for i := range 2 {
+						for b := range builds {
+							side, se := sides[b][i], envs[b][i]
+							if !se.tgt.alive() {
+								return results, fmt.Errorf("%s/%s: %s exited unexpectedly", sc.name, side.name, se.tgt.name)
+							}
+							seq++
+							v := variant{name: scaleName(sc.name, mode, side.name, size), sc: scv, param: side.count, size: size}
+							e := &env{cfg: cfg, tgt: se.tgt, kind: kind, dp: se.dp[kind], ctl: se.ctl, fill: se.raw,
+								prefix: se.prefix + "r" + strconv.Itoa(seq), param: side.count, size: size, side: side, mode: mode}
+							res, err := runOne(ctx, v, e)
+							if ctx.Err() != nil {
+								return results, ctx.Err()
+							}
+							if err != nil {
+								fmt.Fprintf(report, "%s %s %s: %v\n", se.tgt.name, kind, v.name, err)
+								continue
+							}
+							if first[b][i] {
+								res.Notes = append(append([]string{}, side.notes...), res.Notes...)
+								first[b][i] = false
+							}
+							res.Round = round
+							results = append(results, res)
+							printRun(report, res)
 						}
-						seq++
-						v := variant{name: scaleName(sc.name, mode, side.name, size), sc: scv, param: side.count, size: size}
-						e := &env{cfg: cfg, tgt: se.tgt, kind: kind, dp: se.dp[kind], ctl: se.ctl, fill: se.raw,
-							prefix: se.prefix + "r" + strconv.Itoa(seq), param: side.count, size: size, side: side, mode: mode}
-						res, err := runOne(ctx, v, e)
-						if ctx.Err() != nil {
-							return results, ctx.Err()
-						}
-						if err != nil {
-							fmt.Fprintf(report, "%s %s %s: %v\n", se.tgt.name, kind, v.name, err)
-							continue
-						}
-						if first[i] {
-							res.Notes = append(append([]string{}, side.notes...), res.Notes...)
-							first[i] = false
-						}
-						res.Round = round
-						results = append(results, res)
-						printRun(report, res)
 					}
 				}
 			}
@@ -433,6 +458,7 @@ func prepareAccounts(_ context.Context, e *env) (*workload, error) {
 type scaleCost struct {
 	Scenario         string  `json:"scenario"` // without the side: queues-many/64B
 	Client           string  `json:"client"`
+	Target           string  `json:"target"` // fanout, or fanout-base (the --base-bin build)
 	Op               string  `json:"op"`
 	Side             string  `json:"side"`
 	CallsPerSec      float64 `json:"calls_per_sec"`
@@ -469,28 +495,29 @@ const wakeTargetUs = 5000
 
 // scaleCosts pairs each scaled side's row with its baseline's.
 func scaleCosts(rows []summaryRow) []scaleCost {
-	type key struct{ base, size, client, op string }
+	type key struct{ base, size, client, op, target string }
+	build := func(t string) bool { return t == "fanout" || t == "fanout-base" }
 	baseline := map[key]summaryRow{}
 	for _, r := range rows {
-		if base, side, size, ok := splitScaleName(r.Scenario); ok && side == "one" && r.Target == "fanout" {
-			baseline[key{base, size, r.Client, r.Op}] = r
+		if base, side, size, ok := splitScaleName(r.Scenario); ok && side == "one" && build(r.Target) {
+			baseline[key{base, size, r.Client, r.Op, r.Target}] = r
 		}
 	}
 	var out []scaleCost
 	for _, r := range rows {
 		base, side, size, ok := splitScaleName(r.Scenario)
-		if !ok || side == "one" || r.Target != "fanout" {
+		if !ok || side == "one" || !build(r.Target) {
 			continue
 		}
 		if r.Op != judgedOp(base) {
 			continue
 		}
-		b, ok := baseline[key{base, size, r.Client, r.Op}]
+		b, ok := baseline[key{base, size, r.Client, r.Op, r.Target}]
 		if !ok {
 			continue
 		}
 		out = append(out, scaleCost{
-			Scenario: base + "/" + size, Client: r.Client, Op: r.Op, Side: side,
+			Scenario: base + "/" + size, Client: r.Client, Target: r.Target, Op: r.Op, Side: side,
 			CallsPerSec: r.CallsPerSec, BaseCallsPerSec: b.CallsPerSec, CallsRatio: ratio(r.CallsPerSec, b.CallsPerSec),
 			SrvUsPerCall: r.SrvUsPerCall, BaseSrvUsPerCall: b.SrvUsPerCall, SrvRatio: ratio(r.SrvUsPerCall, b.SrvUsPerCall),
 			P50us: r.P50us, P99us: r.P99us, BaseP50us: b.P50us, BaseP99us: b.P99us,
@@ -505,6 +532,9 @@ func printScaleCosts(w io.Writer, costs []scaleCost) {
 	}
 	fmt.Fprintln(w, "\nscale in counts: the scaled side against the baseline (\"one\"), medians of alternating rounds")
 	for _, c := range costs {
+		if c.Target != "fanout" {
+			c.Client += " " + c.Target
+		}
 		if c.Op == "wake" {
 			verdict := "met"
 			if c.P99us > wakeTargetUs {

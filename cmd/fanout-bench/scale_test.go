@@ -64,6 +64,15 @@ func TestScaleCosts(t *testing.T) {
 		c.CallsRatio < 0.95 || c.CallsRatio > 0.97 || c.SrvRatio < 1.1 || c.SrvRatio > 1.2 {
 		t.Errorf("64B cost %+v", c)
 	}
+	// The --base-bin build's rows pair with its own baseline.
+	base := append(results[:0:0], results...)
+	base = append(base,
+		fakeResult("topics-many/one/64B", "fanout-base", "http", 1000, time.Millisecond, 100*time.Millisecond),
+		fakeResult("topics-many/topics=10000/64B", "fanout-base", "http", 800, 2*time.Millisecond, 150*time.Millisecond))
+	both := scaleCosts(summarize(base, []string{"fanout", "fanout-base"}))
+	if len(both) != 4 || both[1].Target != "fanout-base" || both[1].CallsRatio < 0.79 || both[1].CallsRatio > 0.81 {
+		t.Errorf("with fanout-base: %+v", both)
+	}
 	var out bytes.Buffer
 	printScaleCosts(&out, costs)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
