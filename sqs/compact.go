@@ -20,6 +20,7 @@ const (
 
 // tidy is called with mu held, before it is released.
 func (q *Queue) tidy() {
+	q.watchStore()
 	s := q.msgs
 	switch {
 	case s.slab.live == 0:

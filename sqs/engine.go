@@ -2,6 +2,7 @@ package sqs
 
 import (
 	"context"
+	"maps"
 	"math/rand/v2"
 	"regexp"
 	"sort"
@@ -134,8 +135,8 @@ func (e *Engine) CreateQueue(name string, attrs, tags map[string]string) (*Queue
 		e.mu.Unlock()
 		return nil, err
 	}
-	for k, v := range tags {
-		q.tags[k] = v
+	if len(tags) > 0 {
+		q.tags = maps.Clone(tags)
 	}
 	// A queue made again goes on numbering where its predecessor stopped:
 	// a record of the old one's messages still on its way (a dead-letter
@@ -143,7 +144,7 @@ func (e *Engine) CreateQueue(name string, attrs, tags map[string]string) (*Queue
 	q.seq = e.lastSeq[name]
 	q0 := q.seq
 	delete(e.lastSeq, name)
-	e.queues[name] = q
+	e.queues[q.name] = q
 	delete(e.deleted, name)
 	var w Waiter
 	if e.opts.Journal != nil {

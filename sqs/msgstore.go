@@ -127,20 +127,36 @@ func (s *store) senderRef(id string) uint16 {
 	if id == "" {
 		return 0
 	}
-	if i, ok := s.byName[id]; ok {
+	if s.byName == nil {
+		// A few senders (most queues have one) are looked up in order: a
+		// map would be two more objects per queue for the collector.
+		for i, known := range s.senders {
+			if known == id {
+				return uint16(i + 1)
+			}
+		}
+	} else if i, ok := s.byName[id]; ok {
 		return i
 	}
 	if len(s.senders) >= maxSenders {
 		return senderInExt
 	}
-	if s.byName == nil {
-		s.byName = map[string]uint16{}
-	}
 	id = strings.Clone(id) // a slice of the request's Authorization header otherwise
 	s.senders = append(s.senders, id)
-	s.byName[id] = uint16(len(s.senders))
+	switch n := len(s.senders); {
+	case n > fewSenders && s.byName == nil:
+		s.byName = make(map[string]uint16, n)
+		for i, known := range s.senders {
+			s.byName[known] = uint16(i + 1)
+		}
+	case n > fewSenders:
+		s.byName[id] = uint16(n)
+	}
 	return uint16(len(s.senders))
 }
+
+// fewSenders is the most sender ids a queue looks up without a map.
+const fewSenders = 8
 
 // The parts of a stored message, as views of its bytes (valid under the
 // queue's lock only).

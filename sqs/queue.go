@@ -12,45 +12,51 @@ import (
 
 // Queue is one SQS queue. All its state is guarded by mu.
 type Queue struct {
-	engine *Engine
-	name   string
-	arn    string
-	uid    uint64 // incarnation id, so receipt handles die with the queue
+	// What a send touches comes first, in a few cache lines: sending to a
+	// random one of many queues finds each queue cold, and every line of
+	// it the send reads is a miss.
+	mu      sync.Mutex // through lock and unlock only: they check the lock order (doc.go)
+	deleted bool
+	// cleanup is set once the queue's store has a cleanup to give back
+	// its mapped memory (watchStore).
+	cleanup bool
+	engine  *Engine
+	seq     uint64
+	msgs    *store     // the records and bytes the containers below index
+	fifo    *fifoState // FIFO queues only
+	// dumping counts the Dumps walking the slots, which compaction must
+	// not renumber meanwhile (journal.go).
+	dumping int
+	ready   deque
+	waiters waitList // long polls waiting for a message (waiters.go)
+	config  config
 
-	mu        sync.Mutex // through lock and unlock only: they check the lock order (doc.go)
-	config    config
+	name      string
+	arn       string
+	uid       uint64 // incarnation id, so receipt handles die with the queue
 	created   time.Time
 	modified  time.Time
 	lastPurge time.Time
-	tags      map[string]string
-	seq       uint64
-	msgs      *store // the records and bytes the containers below index
-	ready     deque
+	tags      map[string]string // nil until the first tag: most queues have none
 	returned  msgHeap
 	delayed   msgHeap
 	inflight  msgHeap
-	handles   map[uint64]uint32 // seq -> record, received at least once and not gone
-	fifo      *fifoState        // FIFO queues only
+	handles   map[uint64]uint32 // seq -> record, received at least once and not gone; nil until the first
 	// Message groups: of a FIFO queue, or of a fair queue (a standard queue
 	// whose messages carry MessageGroupIds), with groupsOutSum its
 	// messages of any group in flight.
 	groups       groupTable
 	groupsOutSum int
-	waiters      waitList      // long polls waiting for a message (waiters.go)
 	gone         chan struct{} // closed when the queue is deleted
-	deleted      bool
 	// deadLettered counts messages moved to the DLQ, for the dashboard.
 	deadLettered atomic.Int64
 
 	// Durability (journal.go), used only with a Journal: rev counts the
 	// recorded changes of attributes and tags; seqCeil is the stored
-	// ceiling of seq; took gathers the records a receive delivered;
-	// dumping counts the Dumps walking the slots, which compaction must
-	// not renumber meanwhile.
+	// ceiling of seq; took gathers the records a receive delivered.
 	rev     uint64
 	seqCeil uint64
 	took    []uint32
-	dumping int
 }
 
 func newQueue(e *Engine, name string, fifo bool, now time.Time) *Queue {
@@ -58,28 +64,53 @@ func newQueue(e *Engine, name string, fifo bool, now time.Time) *Queue {
 }
 
 // newQueueOf makes a queue whose messages' memory is msgs (a Restorer's).
+// An empty queue is a few objects on the heap, as the collector marks
+// every object of every queue in each cycle: 100,000 queues cost each
+// collection that many times what one does. Its maps are made by their
+// first entry, and its name is the end of its ARN.
 func newQueueOf(e *Engine, name string, fifo bool, now time.Time, msgs *store) *Queue {
+	arn := e.Arn(name)
 	q := &Queue{
 		engine:   e,
-		name:     name,
-		arn:      e.Arn(name),
+		name:     arn[len(arn)-len(name):],
+		arn:      arn,
 		uid:      newUID(),
 		config:   defaultConfig(fifo),
 		created:  now,
 		modified: now,
-		tags:     map[string]string{},
 		msgs:     msgs,
 		returned: msgHeap{s: &msgs.slab},
 		delayed:  msgHeap{s: &msgs.slab, byTime: true},
 		inflight: msgHeap{s: &msgs.slab, byTime: true},
-		handles:  map[uint64]uint32{},
 		fifo:     newFifoState(fifo),
 		gone:     make(chan struct{}),
 	}
-	// A queue dropped without being deleted (an engine a test forgets)
-	// still gives its mapped memory back.
-	runtime.AddCleanup(q, (*store).release, msgs)
+	q.watchStore()
 	return q
+}
+
+// watchStore makes sure that a queue dropped without being deleted (an
+// engine a test forgets) still gives its mapped memory back, once its store
+// may hold any: only a region of bigRegion or more is mapped (arena.go),
+// and a queue's first slab pages and chunks are smaller, so most queues
+// never need the cleanup, which the collector would otherwise visit for
+// each queue in each cycle. Called at creation and by tidy (every unlock).
+func (q *Queue) watchStore() {
+	if q.cleanup {
+		return
+	}
+	if s := q.msgs; s.chunks.held >= bigRegion || s.slab.n > pageRecs {
+		runtime.AddCleanup(q, (*store).release, s)
+		q.cleanup = true
+	}
+}
+
+// handle records that received message seq is record i. Callers hold mu.
+func (q *Queue) handle(seq uint64, i uint32) {
+	if q.handles == nil {
+		q.handles = map[uint64]uint32{}
+	}
+	q.handles[seq] = i
 }
 
 // rec returns record i. Callers hold mu.
@@ -420,7 +451,7 @@ func (q *Queue) resetMessages() {
 	q.returned.clear()
 	q.delayed.clear()
 	q.inflight.clear()
-	q.handles = map[uint64]uint32{}
+	q.handles = nil
 	q.groups, q.groupsOutSum = groupTable{}, 0
 	if q.fifo != nil {
 		q.fifo.ready, q.fifo.visible = nil, 0
@@ -457,6 +488,9 @@ func (q *Queue) Tag(tags map[string]string) error {
 		}
 		if n > 50 {
 			return false, ErrInvalidParameterValue.New("Too many tags added for queue %s.", q.name)
+		}
+		if q.tags == nil {
+			q.tags = make(map[string]string, len(tags))
 		}
 		for k, v := range tags {
 			q.tags[k] = v

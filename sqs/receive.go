@@ -334,7 +334,7 @@ func (q *Queue) deliver(i uint32, req receiveReq, now time.Time) Received {
 	r.receiveCount++
 	if r.receiveCount == 1 {
 		r.firstReceiveAt = now.UnixMilli()
-		q.handles[r.seq] = i
+		q.handle(r.seq, i)
 	}
 	r.handleGen++
 	r.receivedAt = now.UnixNano()
@@ -497,7 +497,7 @@ func (e *Engine) deadLetter(src *Queue, moves []draft) Waiter {
 		i := target.enqueue(&c, &zero, now)
 		// It has been received, so later receives find it by its handles
 		// (deliver records only a first receive).
-		target.handles[target.rec(i).seq] = i
+		target.handle(target.rec(i).seq, i)
 		if ch != nil {
 			ch.Messages = append(ch.Messages, target.messageView(i))
 		}

@@ -395,9 +395,8 @@ func (rq *restoring) finish(e *Engine, now time.Time) (*Queue, error) {
 	q.config = cfg
 	q.groups = rq.groups
 	q.uid, q.created, q.modified, q.lastPurge = st.UID, st.Created, st.Modified, st.LastPurge
-	q.tags = maps.Clone(st.Tags)
-	if q.tags == nil {
-		q.tags = map[string]string{}
+	if len(st.Tags) > 0 {
+		q.tags = maps.Clone(st.Tags)
 	}
 	q.deadLettered.Store(st.DeadLetteredCounter)
 	for _, s := range rq.statuses {
@@ -429,7 +428,7 @@ func (rq *restoring) finish(e *Engine, now time.Time) (*Queue, error) {
 			continue
 		}
 		if r.receiveCount > 0 {
-			q.handles[r.seq] = i
+			q.handle(r.seq, i)
 		}
 		switch {
 		case r.state == stateInflight && r.visibleAt > n:

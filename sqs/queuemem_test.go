@@ -1,0 +1,58 @@
+package sqs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// A queue is few objects for the collector: no maps until their first
+// entry, no cleanup until its store may hold mapped memory, and one table
+// of sender ids without a map for the few most queues have.
+func TestSmallQueueKeepsFewObjects(t *testing.T) {
+	t.Parallel()
+	e, _ := newTestEngine(t)
+	q := mustQueue(t, e, "small", nil)
+	if q.tags != nil || q.handles != nil || q.cleanup || q.Name() != "small" || !strings.HasSuffix(q.Arn(), ":small") {
+		t.Fatalf("a new queue: tags %v, handles %v, cleanup %v, name %q, arn %q", q.tags, q.handles, q.cleanup, q.Name(), q.Arn())
+	}
+	for i := range 3 * fewSenders {
+		if _, err := q.Send(SendInput{Body: "x", SenderID: fmt.Sprintf("AIDA%d", i%(fewSenders+1))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q.lock()
+	if q.cleanup || len(q.msgs.senders) != fewSenders+1 || q.msgs.byName == nil {
+		t.Errorf("after %d senders: cleanup %v, senders %d, map %v", fewSenders+1, q.cleanup, len(q.msgs.senders), q.msgs.byName != nil)
+	}
+	q.unlock()
+	ten := 10
+	got, err := q.Receive(context.Background(), ReceiveInput{MaxNumberOfMessages: &ten, SystemAttributeNames: []string{"SenderId"}})
+	if err != nil || len(got) != 10 {
+		t.Fatalf("receive: %d, %v", len(got), err)
+	}
+	for i, m := range got {
+		if want := fmt.Sprintf("AIDA%d", i%(fewSenders+1)); len(m.Attributes) != 1 || m.Attributes[0].Value != want {
+			t.Fatalf("message %d: attributes %v, want SenderId %s", i, m.Attributes, want)
+		}
+	}
+	if q.handles == nil {
+		t.Errorf("received messages have no handles")
+	}
+	if err := q.Tag(map[string]string{"team": "a"}); err != nil || q.Tags()["team"] != "a" {
+		t.Fatalf("tag: %v %v", err, q.Tags())
+	}
+
+	// A queue grown past the smallest mapped region gets its cleanup.
+	big := mustQueue(t, e, "big", nil)
+	body := strings.Repeat("b", 1024)
+	for range 2 * bigRegion / 1024 {
+		send(t, big, body)
+	}
+	big.lock()
+	if !big.cleanup {
+		t.Errorf("a queue holding %d bytes has no cleanup", big.msgs.chunks.held)
+	}
+	big.unlock()
+}
