@@ -239,12 +239,8 @@ func TestConcurrentAppendsShareFsyncs(t *testing.T) {
 
 func TestRelaxedAcknowledgesBeforeSync(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	h := &hooks{}
-	l, _, err := Open(dir, Options{Mode: Relaxed, Interval: 1 << 40, OpenSegment: h.open}, func(k, v []byte) error { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, h := t.TempDir(), &hooks{}
+	l := openUntickedRelaxed(t, dir, h)
 	for i := range 100 {
 		if err := l.Commit([]persist.Record{kv(fmt.Sprint(i), "v")}); err != nil {
 			t.Fatal(err)
@@ -814,12 +810,8 @@ func TestDroppedTailIsLogged(t *testing.T) {
 // covers it.
 func TestRelaxedWritesAFullBufferAheadOfItsTick(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	h := &hooks{}
-	l, _, err := Open(dir, Options{Mode: Relaxed, Interval: 1 << 40, OpenSegment: h.open}, func(k, v []byte) error { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, h := t.TempDir(), &hooks{}
+	l := openUntickedRelaxed(t, dir, h)
 	value := strings.Repeat("v", 1000)
 	want := model{}
 	n := 0
@@ -872,4 +864,15 @@ func TestRelaxedWritesAFullBufferAheadOfItsTick(t *testing.T) {
 	}
 	final, _ := reopen(t, dir)
 	sameState(t, final, want)
+}
+
+// openUntickedRelaxed opens a relaxed log whose tick never comes in a
+// test's time, counting its syncs in h.
+func openUntickedRelaxed(t *testing.T, dir string, h *hooks) *Log {
+	t.Helper()
+	l, _, err := Open(dir, Options{Mode: Relaxed, Interval: 1 << 40, OpenSegment: h.open}, func(k, v []byte) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
