@@ -3,6 +3,7 @@ package sqs
 import (
 	"encoding/binary"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/fanout/fanout/internal/id"
@@ -14,7 +15,8 @@ import (
 type store struct {
 	slab    slab
 	chunks  chunks
-	senders []string // by record.sender-1
+	sender1 string   // record.sender 1, the sender most queues only have
+	senders []string // record.sender 2 and on, by record.sender-2
 	byName  map[string]uint16
 }
 
@@ -34,7 +36,7 @@ func (s *store) at(i uint32) *record { return s.slab.at(i) }
 func (s *store) release() {
 	s.slab.reset()
 	s.chunks.reset()
-	s.senders, s.byName = nil, nil
+	s.sender1, s.senders, s.byName = "", nil, nil
 }
 
 // draft is a message on its way into a queue, or taken out of one (a
@@ -127,32 +129,86 @@ func (s *store) senderRef(id string) uint16 {
 	if id == "" {
 		return 0
 	}
+	if id == s.sender1 {
+		return 1
+	}
 	if s.byName == nil {
 		// A few senders (most queues have one) are looked up in order: a
 		// map would be two more objects per queue for the collector.
 		for i, known := range s.senders {
 			if known == id {
-				return uint16(i + 1)
+				return uint16(i + 2)
 			}
 		}
 	} else if i, ok := s.byName[id]; ok {
 		return i
 	}
-	if len(s.senders) >= maxSenders {
+	n := s.sendersKnown()
+	switch {
+	case n >= maxSenders:
 		return senderInExt
+	case n == 0:
+		s.sender1 = internSender(id)
+		return 1
 	}
-	id = strings.Clone(id) // a slice of the request's Authorization header otherwise
+	id = internSender(id) // a slice of the request's Authorization header otherwise
 	s.senders = append(s.senders, id)
-	switch n := len(s.senders); {
+	n++
+	switch {
 	case n > fewSenders && s.byName == nil:
 		s.byName = make(map[string]uint16, n)
-		for i, known := range s.senders {
-			s.byName[known] = uint16(i + 1)
+		for k := 1; k <= n; k++ {
+			s.byName[s.senderAt(uint16(k))] = uint16(k)
 		}
 	case n > fewSenders:
 		s.byName[id] = uint16(n)
 	}
-	return uint16(len(s.senders))
+	return uint16(n)
+}
+
+// sendersKnown counts the queue's sender table.
+func (s *store) sendersKnown() int {
+	if s.sender1 == "" {
+		return 0
+	}
+	return 1 + len(s.senders)
+}
+
+// senderAt returns sender k (record.sender, 1-based).
+func (s *store) senderAt(k uint16) string {
+	if k == 1 {
+		return s.sender1
+	}
+	return s.senders[k-2]
+}
+
+// internedSenders keeps one copy of each sender id for every queue: the
+// messages of many queues come from the same few callers, and a copy per
+// queue is one more object per queue for the collector to mark. A copy is
+// needed at all because the id is a slice of the request's Authorization
+// header, which it would pin. Past maxInterned distinct ids, each queue
+// keeps its own copy.
+var internedSenders struct {
+	sync.Mutex
+	ids map[string]string
+}
+
+const maxInterned = 4096
+
+func internSender(id string) string {
+	internedSenders.Lock()
+	defer internedSenders.Unlock()
+	if s, ok := internedSenders.ids[id]; ok {
+		return s
+	}
+	s := strings.Clone(id)
+	if len(internedSenders.ids) < maxInterned {
+		if internedSenders.ids == nil {
+			internedSenders.ids = map[string]string{}
+		}
+		internedSenders.ids[s] = s
+	}
+	return s
 }
 
 // fewSenders is the most sender ids a queue looks up without a map.
@@ -169,7 +225,7 @@ func (s *store) attrBytes(r *record) []byte {
 // caller, who has the group table.
 func (s *store) ext(r *record) (e messageExt, sender string) {
 	if r.sender != 0 && r.sender != senderInExt {
-		sender = s.senders[r.sender-1]
+		sender = s.senderAt(r.sender)
 	}
 	if r.extLen == 0 {
 		return e, sender

@@ -47,7 +47,11 @@ type Queue struct {
 	// messages of any group in flight.
 	groups       groupTable
 	groupsOutSum int
-	gone         chan struct{} // closed when the queue is deleted
+	// gone is closed when the queue is deleted; the first long poll to
+	// wait makes it (goneChan), as most queues never see one. Deleted
+	// reads dead, which needs no lock.
+	gone chan struct{}
+	dead atomic.Bool
 	// deadLettered counts messages moved to the DLQ, for the dashboard.
 	deadLettered atomic.Int64
 
@@ -83,7 +87,6 @@ func newQueueOf(e *Engine, name string, fifo bool, now time.Time, msgs *store) *
 		delayed:  msgHeap{s: &msgs.slab, byTime: true},
 		inflight: msgHeap{s: &msgs.slab, byTime: true},
 		fifo:     newFifoState(fifo),
-		gone:     make(chan struct{}),
 	}
 	q.watchStore()
 	return q
@@ -134,13 +137,15 @@ func (q *Queue) Fifo() bool { return q.fifo != nil }
 
 // Deleted reports whether the queue was deleted (DeleteQueue, Reset): one
 // that keeps a *Queue checks it before each use.
-func (q *Queue) Deleted() bool {
-	select {
-	case <-q.gone:
-		return true
-	default:
-		return false
+func (q *Queue) Deleted() bool { return q.dead.Load() }
+
+// goneChan returns the channel closed when the queue is deleted. Callers
+// hold mu, and the queue is not deleted.
+func (q *Queue) goneChan() <-chan struct{} {
+	if q.gone == nil {
+		q.gone = make(chan struct{})
 	}
+	return q.gone
 }
 
 func (q *Queue) cfg() config {
@@ -157,9 +162,12 @@ func (q *Queue) markDeleted(at time.Time) (uint64, Waiter) {
 	q.lock()
 	defer q.unlock()
 	q.deleted = true
+	q.dead.Store(true)
 	q.resetMessages()
 	q.stopDue()
-	close(q.gone)
+	if q.gone != nil {
+		close(q.gone)
+	}
 	var w Waiter
 	if !at.IsZero() {
 		w = q.engine.record(Change{DeletedQueues: []string{q.name}, DeletedNames: []DeletedName{{q.name, at}}})

@@ -23,8 +23,8 @@ func TestSmallQueueKeepsFewObjects(t *testing.T) {
 		}
 	}
 	q.lock()
-	if q.cleanup || len(q.msgs.senders) != fewSenders+1 || q.msgs.byName == nil {
-		t.Errorf("after %d senders: cleanup %v, senders %d, map %v", fewSenders+1, q.cleanup, len(q.msgs.senders), q.msgs.byName != nil)
+	if q.cleanup || q.msgs.sendersKnown() != fewSenders+1 || q.msgs.byName == nil {
+		t.Errorf("after %d senders: cleanup %v, senders %d, map %v", fewSenders+1, q.cleanup, q.msgs.sendersKnown(), q.msgs.byName != nil)
 	}
 	q.unlock()
 	ten := 10

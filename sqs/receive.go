@@ -117,6 +117,7 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 	deadline := clk.Now().Add(time.Duration(wait) * time.Second)
 	var w *waiter               // made at the first wait
 	var expired <-chan struct{} // the poll's own deadline, armed once
+	var gone <-chan struct{}    // closed when the queue is deleted
 	for {
 		q.lock()
 		woken := w != nil && q.resume(w)
@@ -157,6 +158,7 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 				var stop func()
 				expired, stop = clock.Wait(clk, remaining)
 				defer stop()
+				gone = q.goneChan()
 			}
 			q.wait(w, now)
 		}
@@ -171,7 +173,7 @@ func (q *Queue) Receive(ctx context.Context, in ReceiveInput) ([]Received, error
 		if !sleep {
 			return out, nil
 		}
-		if !q.engine.waitForWork(ctx, w.ch, expired, q.gone) {
+		if !q.engine.waitForWork(ctx, w.ch, expired, gone) {
 			q.lock()
 			q.leave(w)
 			q.unlock()
