@@ -2,6 +2,7 @@ package awswire
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -32,6 +33,31 @@ func TestJSONWriterRoundTrips(t *testing.T) {
 		}
 		if got.S != s || got.N != -42 || len(got.A) != 2 || !got.A[0]["b"] {
 			t.Fatalf("%q -> %s -> %+v", s, o.Buf, got)
+		}
+	}
+}
+
+// The eight-byte skip of AppendJSONString must not step over a byte that
+// needs escaping or decoding, wherever it falls in a word: each string
+// decodes to what encoding/json makes of it.
+func TestAppendJSONStringWordBoundaries(t *testing.T) {
+	t.Parallel()
+	specials := []string{"\"", "\\", "\x00", "\x1f", "\n", "\t", "\x7f", "\xff", "\xc3", "é", "😀", "\u2028", " ", "~"}
+	for _, sp := range specials {
+		for n := 0; n < 24; n++ {
+			for _, tail := range []int{0, 1, 7, 8, 9} {
+				s := strings.Repeat("a", n) + sp + strings.Repeat("b", tail)
+				got := AppendJSONString(nil, s)
+				want, _ := json.Marshal(s)
+				var g, w string
+				if err := json.Unmarshal(got, &g); err != nil {
+					t.Fatalf("%q -> invalid JSON %q: %v", s, got, err)
+				}
+				_ = json.Unmarshal(want, &w)
+				if g != w {
+					t.Fatalf("%q -> %q, decodes to %q, want %q", s, got, g, w)
+				}
+			}
 		}
 	}
 }
