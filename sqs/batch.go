@@ -118,17 +118,24 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 	if err := storeGuard.check(); err != nil {
 		return nil, nil, err
 	}
-	// The drafts may hold slices of the request; enqueue copies what it keeps.
-	msgs := make([]draft, 0, len(entries))
-	delays := make([]*int, 0, len(entries))
-	for _, e := range entries {
-		m, res, perr := q.prepare(cfg, e.SendInput, false)
+	// The drafts may hold slices of the request; enqueue copies what it
+	// keeps. At most 10 entries (checked above): the drafts stay on the
+	// stack, and the replies' ids and MD5s share one allocation.
+	var msgBuf [10]draft
+	var delayBuf [10]*int
+	msgs, delays := msgBuf[:0], delayBuf[:0]
+	idMD5s := make([]byte, len(entries)*bodyAt)
+	for k, e := range entries {
+		m, res, perr := q.prepare(cfg, e.SendInput, false, idMD5s[k*bodyAt:(k+1)*bodyAt:(k+1)*bodyAt])
 		if perr != nil {
 			failed = append(failed, Failure(e.ID, perr))
 			continue
 		}
 		msgs = append(msgs, m)
 		delays = append(delays, e.DelaySeconds)
+		if ok == nil {
+			ok = make([]SendBatchResult, 0, len(entries))
+		}
 		ok = append(ok, SendBatchResult{ID: e.ID, SendResult: res})
 	}
 	q.lock()

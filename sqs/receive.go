@@ -211,10 +211,11 @@ func (q *Queue) take(req receiveReq, now time.Time, longPoll bool) ([]Received, 
 		e.QueryStatus = 403
 		return nil, nil, e
 	}
-	out := make([]Received, 0, req.max)
+	var lentBuf [10]uint32 // req.max is at most 10
+	lent := lentBuf[:0]
 	var moves []draft
 	var deferred []uint32
-	for len(out) < req.max && q.inflight.len() < inflightLimit {
+	for len(lent) < req.max && q.inflight.len() < inflightLimit {
 		i := q.popVisible()
 		if i == none {
 			break
@@ -226,17 +227,21 @@ func (q *Queue) take(req receiveReq, now time.Time, longPoll bool) ([]Received, 
 			deferred = append(deferred, i) // fair queues: other tenants first
 			continue
 		}
-		out = append(out, q.deliver(i, req, now))
+		q.deliver(i, req, now)
+		lent = append(lent, i)
 	}
 	// Noisy groups still get messages when nothing else is waiting.
 	for _, i := range deferred {
-		if len(out) < req.max && q.inflight.len() < inflightLimit {
-			out = append(out, q.deliver(i, req, now))
+		if len(lent) < req.max && q.inflight.len() < inflightLimit {
+			q.deliver(i, req, now)
+			lent = append(lent, i)
 		} else {
 			q.rec(i).state = stateReturned
 			q.returned.push(i)
 		}
 	}
+	out := make([]Received, len(lent), req.max)
+	q.renderAll(out, lent, req)
 	return out, moves, nil
 }
 
@@ -305,18 +310,18 @@ func (q *Queue) takeFifo(req receiveReq, now time.Time) ([]Received, []draft) {
 	var out []Received
 	var moves []draft
 	var taken []uint32
-	for len(out) < req.max && q.inflight.len() < fifoInflightLimit {
+	for len(taken) < req.max && q.inflight.len() < fifoInflightLimit {
 		g := f.nextGroup()
 		if g == nil {
 			break
 		}
-		for len(out) < req.max && g.msgs.len() > 0 && q.inflight.len() < fifoInflightLimit {
+		for len(taken) < req.max && g.msgs.len() > 0 && q.inflight.len() < fifoInflightLimit {
 			i := g.msgs.pop()
 			f.visible--
 			if !q.screen(i, now, &moves) {
 				continue
 			}
-			out = append(out, q.deliver(i, req, now))
+			q.deliver(i, req, now)
 			taken = append(taken, i)
 		}
 		f.markReady(g) // only if nothing of it went out
@@ -324,14 +329,19 @@ func (q *Queue) takeFifo(req receiveReq, now time.Time) ([]Received, []draft) {
 			q.groups.remove(g)
 		}
 	}
+	if len(taken) > 0 {
+		out = make([]Received, len(taken))
+		q.renderAll(out, taken, req)
+	}
 	if req.attemptID != "" && len(out) > 0 {
 		q.record(req, now, taken, out)
 	}
 	return out, moves
 }
 
-// deliver puts record i in flight for this receive and renders it. Callers hold mu.
-func (q *Queue) deliver(i uint32, req receiveReq, now time.Time) Received {
+// deliver puts record i in flight for this receive; renderAll renders it
+// once every message of the receive is taken. Callers hold mu.
+func (q *Queue) deliver(i uint32, req receiveReq, now time.Time) {
 	r := q.rec(i)
 	r.receiveCount++
 	if r.receiveCount == 1 {
@@ -345,16 +355,38 @@ func (q *Queue) deliver(i uint32, req receiveReq, now time.Time) Received {
 	if q.journaling() {
 		q.took = append(q.took, i)
 	}
-	return q.render(i, req)
 }
+
+// renderAll renders the records list into out (as long), the messages'
+// bytes and receipt handles in one allocation for all. Callers hold mu.
+func (q *Queue) renderAll(out []Received, list []uint32, req receiveReq) {
+	n := 0
+	for _, i := range list {
+		n += renderedLen(q.rec(i))
+	}
+	buf := make([]byte, n)
+	for k, i := range list {
+		m := renderedLen(q.rec(i))
+		out[k] = q.renderInto(buf[:m:m], i, req)
+		buf = buf[m:]
+	}
+}
+
+// renderedLen is how many bytes render copies of r: its id, MD5 and body,
+// and its receipt handle.
+func renderedLen(r *record) int { return bodyAt + int(r.bodyLen) + handleText }
 
 // render builds the reply for one received message: copies, in one
 // allocation with its receipt handle, never views of the queue's memory.
 // Callers hold mu.
 func (q *Queue) render(i uint32, req receiveReq) Received {
+	return q.renderInto(make([]byte, renderedLen(q.rec(i))), i, req)
+}
+
+// renderInto is render into buf, renderedLen bytes never written again.
+func (q *Queue) renderInto(buf []byte, i uint32, req receiveReq) Received {
 	r := q.rec(i)
 	head := q.msgs.head(r)
-	buf := make([]byte, len(head)+handleText)
 	copy(buf, head)
 	putHandle(buf[len(head):], q.uid, r.seq, r.handleGen)
 	all := unsafe.String(&buf[0], len(buf)) // buf is never written again
@@ -538,24 +570,28 @@ func (q *Queue) Delete(handle string) error {
 // the whole call (the record could not be stored).
 func (q *Queue) DeleteBatch(handles []string) (errs []error, err error) {
 	errs = make([]error, len(handles))
-	seqs := make([]uint64, len(handles))
-	gens := make([]uint32, len(handles))
+	// A batch holds at most 10: the decoded handles stay on the stack.
+	var seqBuf [10]uint64
+	var genBuf [10]uint32
+	seqs, gens := seqBuf[:0], genBuf[:0]
 	for k, h := range handles {
-		seqs[k], gens[k], errs[k] = q.checkHandle(h)
+		seq, gen, err := q.checkHandle(h)
+		seqs, gens, errs[k] = append(seqs, seq), append(gens, gen), err
 	}
 	q.lock()
 	before := q.inflight.len()
 	var c Change
+	journaling := q.journaling()
 	for k, h := range handles {
 		if errs[k] == nil {
 			var gone MessageRef
-			if gone, errs[k] = q.delete(h, seqs[k], gens[k]); errs[k] == nil && gone.Queue != "" {
-				c.Removed = append(c.Removed, gone)
+			if gone, errs[k] = q.delete(h, seqs[k], gens[k]); errs[k] == nil && gone.Queue != "" && journaling {
+				c.Removed = append(c.Removed, gone) // only a journal reads them
 			}
 		}
 	}
 	q.roomFreed(before)
-	if !q.journaling() || len(c.Removed) == 0 {
+	if !journaling || len(c.Removed) == 0 {
 		q.unlock()
 		return errs, nil
 	}

@@ -61,7 +61,7 @@ func (q *Queue) Send(in SendInput) (SendResult, error) {
 // sends one message to several queues (an SNS fan-out) starts every record
 // before it waits, so that they share one sync. Wait holds no queue lock.
 func (q *Queue) SendDeferred(in SendInput) (SendResult, Waiter, error) {
-	d, res, err := q.prepare(q.cfg(), in, false)
+	d, res, err := q.prepare(q.cfg(), in, false, nil)
 	if err != nil {
 		return SendResult{}, nil, err
 	}
@@ -91,7 +91,7 @@ func (q *Queue) SendNoReply(in SendInput) (Waiter, error) {
 		_, w, err := q.SendDeferred(in) // FIFO deduplication keeps the id
 		return w, err
 	}
-	d, _, err := q.prepare(q.cfg(), in, true)
+	d, _, err := q.prepare(q.cfg(), in, true, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -153,8 +153,10 @@ func (q *Queue) admit(d *draft, delay *int, now time.Time, res *SendResult) sent
 // the message, outside the queue lock. The draft's body (and ids) may still
 // be slices of the request: enqueue copies them into the queue's chunks.
 // With noReply (a standard queue, in.BodyMD5 given) it makes no id and no
-// reply: put makes the id.
-func (q *Queue) prepare(cfg config, in SendInput, noReply bool) (draft, SendResult, error) {
+// reply: put makes the id. ids, if not nil, is bodyAt bytes the message id
+// and the body's MD5 are written to, never written again: a batch's share
+// one allocation.
+func (q *Queue) prepare(cfg config, in SendInput, noReply bool, ids []byte) (draft, SendResult, error) {
 	if in.Body == "" {
 		return draft{}, SendResult{}, missing("MessageBody")
 	}
@@ -205,7 +207,10 @@ func (q *Queue) prepare(cfg config, in SendInput, noReply bool) (draft, SendResu
 		return d, SendResult{}, nil
 	}
 	// The message id and the body's MD5 share one allocation, the reply's.
-	var buf [bodyAt]byte
+	buf := ids
+	if buf == nil {
+		buf = make([]byte, bodyAt)
+	}
 	id.PutUUID((*[36]byte)(buf[:36]))
 	if len(in.BodyMD5) == 32 {
 		copy(buf[36:bodyAt], in.BodyMD5)
@@ -214,7 +219,7 @@ func (q *Queue) prepare(cfg config, in SendInput, noReply bool) (draft, SendResu
 		hex.Encode(buf[36:bodyAt], sum[:])
 	}
 	d := draft{
-		idMD5:  string(buf[:]),
+		idMD5:  unsafe.String(&buf[0], bodyAt), // buf is never written again
 		body:   in.Body,
 		sender: in.SenderID,
 		ext:    messageExt{traceHeader: trace, groupID: in.GroupID, dedupID: dedupID},

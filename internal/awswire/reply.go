@@ -26,6 +26,8 @@ const RequestIDHeader = "x-amzn-RequestId"
 // that setting it per reply does not canonicalize (and copy) the name.
 var requestIDKey = textproto.CanonicalMIMEHeaderKey(RequestIDHeader)
 
+var contentJSON10Value = []string{ContentJSON10}
+
 // WriteJSON writes a 200 AWS JSON 1.0 reply of v (encoding/json, with HTML
 // escaping off as AWS does).
 func WriteJSON(w http.ResponseWriter, requestID string, v any) {
@@ -43,9 +45,12 @@ func WriteJSON(w http.ResponseWriter, requestID string, v any) {
 // WriteJSONBytes writes an already encoded 200 AWS JSON 1.0 reply.
 func WriteJSONBytes(w http.ResponseWriter, requestID string, b []byte) {
 	h := w.Header()
-	h.Set("Content-Type", ContentJSON10)
-	h[requestIDKey] = []string{requestID}
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	// One allocation for the two values that differ per reply; the content
+	// type's is shared (net/http only reads it).
+	vals := [...]string{requestID, strconv.Itoa(len(b))}
+	h["Content-Type"] = contentJSON10Value
+	h[requestIDKey] = vals[0:1:1]
+	h["Content-Length"] = vals[1:2:2]
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 }
