@@ -138,7 +138,12 @@ func (q *Queue) SendBatch(entries []SendBatchEntry) (ok []SendBatchResult, faile
 		}
 		ok = append(ok, SendBatchResult{ID: e.ID, SendResult: res})
 	}
-	q.lock()
+	need, largest := 0, 0
+	for i := range msgs {
+		need += msgs[i].storedSize()
+		largest = max(largest, msgs[i].storedSize())
+	}
+	q.lockWithRoom(need, largest)
 	if q.deleted {
 		q.unlock()
 		return nil, nil, queueDoesNotExist()

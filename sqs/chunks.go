@@ -13,9 +13,12 @@ type chunks struct {
 	spare    []uint32 // freed slots of list
 	cur      uint32   // 1 + the chunk being appended to; 0: none
 	nextSize int
-	held     int64 // bytes of the chunks held
-	written  int64 // bytes written into chunks still held
-	live     int64 // bytes of messages still queued
+	// staged is a region mapped before the queue's lock was taken for the
+	// next chunk (lockWithRoom), or nothing.
+	staged  region
+	held    int64 // bytes of the chunks held
+	written int64 // bytes written into chunks still held
+	live    int64 // bytes of messages still queued
 }
 
 type chunk struct {
@@ -50,8 +53,13 @@ func (c *chunks) reserve(n uint32) (at, off uint32, buf []byte) {
 	for size < int(n) {
 		size *= 2
 	}
-	k := chunk{mem: allocRegion(size, false)}
-	c.held += int64(size)
+	var k chunk
+	if len(c.staged.b) >= size {
+		k.mem, c.staged = c.staged, region{}
+	} else {
+		k.mem = allocRegion(size, false)
+	}
+	c.held += int64(len(k.mem.b))
 	if len(c.spare) > 0 {
 		at = c.spare[len(c.spare)-1]
 		c.spare = c.spare[:len(c.spare)-1]
@@ -62,6 +70,31 @@ func (c *chunks) reserve(n uint32) (at, off uint32, buf []byte) {
 	}
 	c.cur = at + 1
 	return c.reserve(n)
+}
+
+// regionFor returns the size of the mapped region that reserving n more
+// bytes, in messages of at most largest bytes, would map, or 0 if the chunk
+// being appended to has room or the next chunk would be small (Go's heap).
+func (c *chunks) regionFor(n, largest int) int {
+	if c.cur != 0 {
+		if k := &c.list[c.cur-1]; int(k.used)+n <= len(k.mem.b) {
+			return 0
+		}
+	}
+	size := max(c.nextSize, firstChunk)
+	for size < largest {
+		size *= 2
+	}
+	if size < bigRegion || len(c.staged.b) >= size {
+		return 0
+	}
+	return size
+}
+
+// stage keeps r for the next chunk, freeing the region staged before.
+func (c *chunks) stage(r region) {
+	c.staged.free()
+	c.staged = r
 }
 
 // bytes returns the message bytes of r: a view, for use under the queue's
@@ -104,5 +137,6 @@ func (c *chunks) reset() {
 	for i := range c.list {
 		c.list[i].mem.free()
 	}
+	c.staged.free()
 	*c = chunks{}
 }

@@ -22,6 +22,9 @@ const (
 func (q *Queue) tidy() {
 	q.watchStore()
 	s := q.msgs
+	if s.chunks.staged.b != nil {
+		s.chunks.stage(region{}) // lockWithRoom's, left unused
+	}
 	switch {
 	case s.slab.live == 0:
 		if s.slab.n > keepWhenEmpty || s.chunks.held > keepBytesWhenEmpty {

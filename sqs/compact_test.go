@@ -205,3 +205,53 @@ func TestManySenders(t *testing.T) {
 		t.Fatalf("received %d of %d", seen, n)
 	}
 }
+
+// A send that needs a fresh mapped chunk gets it mapped before the queue's
+// lock is taken (lockWithRoom stages it), and a staged chunk never outlives
+// the lock it was staged under; the messages come back whole.
+func TestFreshChunksAreMappedBeforeTheLock(t *testing.T) {
+	e, _ := newTestEngine(t)
+	q := mustQueue(t, e, "staged", nil)
+	body := strings.Repeat("z", 1024)
+	batch := make([]SendBatchEntry, 10)
+	for k := range batch {
+		batch[k] = SendBatchEntry{ID: fmt.Sprint("m", k), SendInput: SendInput{Body: body}}
+	}
+	staged := 0
+	for range 300 { // 3,000 messages: chunks of 256 KiB and more
+		q.lock()
+		c := &q.msgs.chunks
+		if c.staged.b != nil {
+			t.Fatal("a staged region outlived its lock")
+		}
+		// What SendBatch asks for: staged now if the next chunk is mapped.
+		size := c.regionFor(10*(bodyAt+1024+64), bodyAt+1024+64)
+		q.unlock()
+		if size > 0 {
+			q.lockWithRoom(10*(bodyAt+1024+64), bodyAt+1024+64)
+			if len(q.msgs.chunks.staged.b) != size {
+				t.Fatalf("staged %d bytes, want %d", len(q.msgs.chunks.staged.b), size)
+			}
+			q.unlock()
+			staged++
+		}
+		if _, failed, err := q.SendBatch(batch); err != nil || len(failed) > 0 {
+			t.Fatal(err, failed)
+		}
+	}
+	if staged == 0 {
+		t.Fatal("no chunk was big enough to be staged")
+	}
+	for n := 0; n < 3000; {
+		out := receive(t, q, ReceiveInput{MaxNumberOfMessages: ptr(10)})
+		if len(out) == 0 {
+			t.Fatalf("%d messages received, want 3000", n)
+		}
+		for _, m := range out {
+			if m.Body != body || m.MD5OfBody != MD5OfBody(body) {
+				t.Fatalf("message %d: %d bytes, MD5 %s", n, len(m.Body), m.MD5OfBody)
+			}
+		}
+		n += len(out)
+	}
+}

@@ -68,7 +68,7 @@ func (q *Queue) SendDeferred(in SendInput) (SendResult, Waiter, error) {
 	if err := storeGuard.check(); err != nil {
 		return SendResult{}, nil, err
 	}
-	q.lock()
+	q.lockWithRoom(d.storedSize(), d.storedSize())
 	defer q.unlock()
 	if q.deleted {
 		return SendResult{}, nil, queueDoesNotExist()
@@ -98,7 +98,7 @@ func (q *Queue) SendNoReply(in SendInput) (Waiter, error) {
 	if err := storeGuard.check(); err != nil {
 		return nil, err
 	}
-	q.lock()
+	q.lockWithRoom(d.storedSize(), d.storedSize())
 	defer q.unlock()
 	if q.deleted {
 		return nil, queueDoesNotExist()
@@ -111,6 +111,32 @@ func (q *Queue) SendNoReply(in SendInput) (Waiter, error) {
 	sw.w = q.recordSends(sw.s[:])
 	return sw, nil
 }
+
+// lockWithRoom takes the queue's lock to store messages of n bytes in all
+// (storedSize), the largest of largest bytes. Should they need a fresh
+// mapped chunk, the kernel finds and zeroes its pages (about 0.4 ms a MiB
+// on a 2-core VM) before the lock is taken, rather than while every other
+// sender and receiver of the queue waits for it; the chunk is staged for
+// the sends, and one they leave unused is freed when the lock is released.
+func (q *Queue) lockWithRoom(n, largest int) {
+	q.lock()
+	size := q.msgs.chunks.regionFor(n, largest)
+	if size == 0 {
+		return
+	}
+	q.unlock()
+	r := allocRegion(size, false)
+	q.lock()
+	if q.deleted {
+		r.free()
+		return
+	}
+	q.msgs.chunks.stage(r)
+}
+
+// storedSize is about what d takes in its queue's chunks: exact but for its
+// rare system attributes, for which it counts a margin.
+func (d *draft) storedSize() int { return bodyAt + len(d.body) + len(d.attrs) + 64 }
 
 // sendWaiter waits for a deferred send's record and undoes it on failure.
 type sendWaiter struct {
