@@ -274,12 +274,9 @@ func (e *Engine) Restore(st State) error {
 		if err := applyAll(&cfg, ts.Attributes, ts.Fifo, ts.BeginningArchiveTime); err != nil {
 			return ErrInternal.New("restoring topic %s: %s", ts.Name, err.Message)
 		}
-		t := &Topic{engine: e, name: ts.Name, arn: e.TopicArn(ts.Name), fifo: ts.Fifo, cfg: cfg,
-			tags: maps.Clone(ts.Tags), deleted: ts.SubscriptionsDeleted}
-		if t.tags == nil {
-			t.tags = map[string]string{}
-		}
-		e.topics[ts.Name] = t
+		t := newTopic(e, ts.Name, ts.Fifo, cfg, maps.Clone(ts.Tags))
+		t.deleted = ts.SubscriptionsDeleted
+		e.topics[t.name] = t
 	}
 	subs := slices.Clone(st.Subscriptions)
 	sort.Slice(subs, func(i, j int) bool { return subs[i].Seq < subs[j].Seq })

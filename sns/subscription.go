@@ -100,6 +100,21 @@ var (
 // topic and endpoint share an account.
 var confirmedAtOnce = map[string]bool{"sqs": true, "lambda": true, "firehose": true, "application": true, "sms": true}
 
+// protocols are the protocols Subscribe accepts (checkEndpoint).
+var protocols = []string{"http", "https", "email", "email-json", "sms", "sqs", "lambda", "firehose", "application"}
+
+// protocolName is protocol as a string of its own, not a slice of the
+// request's form, which it would pin: one of protocols, so that many
+// subscriptions are not as many more objects for the collector.
+func protocolName(protocol string) string {
+	for _, p := range protocols {
+		if p == protocol {
+			return p
+		}
+	}
+	return strings.Clone(protocol)
+}
+
 // checkEndpoint validates an endpoint for its protocol, in AWS's words.
 // https://docs.aws.amazon.com/sns/latest/api/API_Subscribe.html
 func checkEndpoint(protocol, endpoint string, fifoTopic bool) *awserr.Error {
@@ -239,7 +254,7 @@ func (e *Engine) Subscribe(in SubscribeInput) (string, error) {
 	e.seq++
 	s := &Subscription{
 		// Copies: the request's form would stay pinned by slices of it.
-		arn: t.arn + ":" + id.UUID(), topic: t, protocol: strings.Clone(in.Protocol), endpoint: strings.Clone(in.Endpoint),
+		arn: t.arn + ":" + id.UUID(), topic: t, protocol: protocolName(in.Protocol), endpoint: strings.Clone(in.Endpoint),
 		seq: e.seq, cfg: cfg,
 	}
 	s.isGone = s.gone.Load

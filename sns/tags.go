@@ -77,6 +77,9 @@ func (e *Engine) TagResource(resourceArn string, tags []Tag) error {
 		if n > maxTags {
 			return tagLimit()
 		}
+		if t.tags == nil {
+			t.tags = make(map[string]string, len(add))
+		}
 		for k, v := range add {
 			t.tags[k] = v
 		}

@@ -38,6 +38,18 @@ type Topic struct {
 	published atomic.Int64
 }
 
+// newTopic makes a topic in few objects, as the collector marks each one of
+// each of many topics in every cycle: its name is the end of its ARN (a
+// copy, where name is a slice of the request's form, which it would pin),
+// and its tags map is made by the first tag.
+func newTopic(e *Engine, name string, fifo bool, cfg topicConfig, tags map[string]string) *Topic {
+	arn := e.TopicArn(name)
+	if len(tags) == 0 {
+		tags = nil
+	}
+	return &Topic{engine: e, name: arn[len(arn)-len(name):], arn: arn, fifo: fifo, cfg: cfg, tags: tags}
+}
+
 // Arn returns the topic's ARN.
 func (t *Topic) Arn() string { return t.arn }
 
@@ -87,13 +99,8 @@ func (e *Engine) CreateTopic(name string, attrs map[string]string, tags []Tag) (
 		e.mu.Unlock()
 		return t, t.sameAs(attrs, tagMap, now)
 	}
-	// A copy: name is a slice of the request's form, which it would pin.
-	name = strings.Clone(name)
-	t := &Topic{engine: e, name: name, arn: e.TopicArn(name), fifo: fifo, cfg: cfg, tags: tagMap}
-	if t.tags == nil {
-		t.tags = map[string]string{}
-	}
-	e.topics[name] = t
+	t := newTopic(e, name, fifo, cfg, tagMap)
+	e.topics[t.name] = t
 	w := e.record(Change{Topics: []TopicState{t.state()}})
 	e.mu.Unlock()
 	if err := durable(w); err != nil {
