@@ -13,15 +13,8 @@ import (
 // TestScenariosAgainstFanout runs the scenarios that need a real server
 // (filter policies, HTTP delivery) briefly against fanout in-process.
 func TestScenariosAgainstFanout(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts fanout")
-	}
 	ctx := context.Background()
-	srv, err := fanout.Start(ctx, fanout.Options{NoRecreateWait: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startFanout(t)
 	cfg := &config{clients: 2, duration: 300 * time.Millisecond, warmup: 50 * time.Millisecond, size: 256,
 		filtered: []int{12}, sinkFail: []float64{0, 0.5}, window: 32,
 		scenarios: []string{"publish-filtered", "http-delivery", "http-delivery-signed"}}
@@ -108,15 +101,8 @@ func TestFillAgainstFanout(t *testing.T) {
 // phase lasts its whole duration, drains more than the backlog and ends
 // with the backlog queued.
 func TestDrainHoldsBacklog(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts fanout")
-	}
 	ctx := context.Background()
-	srv, err := fanout.Start(ctx, fanout.Options{NoRecreateWait: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startFanout(t)
 	const queued = 60 // more than the clients hold in flight (2 × 10)
 	cfg := &config{clients: 2, duration: 300 * time.Millisecond, warmup: 50 * time.Millisecond, size: 64,
 		queued: queued, scenarios: []string{"drain"}}
@@ -151,4 +137,19 @@ func TestDrainHoldsBacklog(t *testing.T) {
 			t.Errorf("%s: notes\n%s", kind, notes)
 		}
 	}
+}
+
+// startFanout starts fanout in-process for a test (not in -short), closed
+// when the test ends.
+func startFanout(t *testing.T) *fanout.Server {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts fanout")
+	}
+	srv, err := fanout.Start(context.Background(), fanout.Options{NoRecreateWait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
 }
