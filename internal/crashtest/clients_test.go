@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,10 @@ type stats struct {
 	querySends, queryReceives, queryDeletes atomic.Int64 // over the Query protocol
 	queryFIFOSends, queryVisChanges         atomic.Int64 // over the Query protocol: to qQFIFO; visibility changes (of qQFIFO)
 	pubBatches, pubBatchEntries             atomic.Int64 // acknowledged PublishBatch calls to the FIFO topic; their published entries
+	pubBatchesWithDupes, pubBatchDupes      atomic.Int64 // of those, the ones with an entry repeating another's deduplication id; those entries, answered as published
+	dupResends, cutDupRetries, lateDupes    atomic.Int64 // duplicates published again after a restart, answered as published; of them, in the retry of a PublishBatch the kill cut off; alone, of older publishes
+	queryVisBatches, queryVisBatchEntries   atomic.Int64 // acknowledged ChangeMessageVisibilityBatch calls over the Query protocol; their changed entries
+	queryVisParked                          atomic.Int64 // of those entries, the ones left in flight, checked to stay so across restarts and clock moves
 	queryResends, pubBatchResends           atomic.Int64 // FIFO resends after a crash to qQFIFO; to the FIFO topic with PublishBatch
 	ns2Sends, fifoPublishes                 atomic.Int64 // to the second namespace; to the FIFO topic
 	redriveSends, taskStarts, tasksResumed  atomic.Int64 // to qSrc; move tasks; running at a restart and finished after it
@@ -514,7 +519,7 @@ func (h *harness) fifoSent(query bool, n int64) {
 func (w *workers) receiver(queue string, vis time.Duration, hold int, query bool) func(*rand.Rand) {
 	return func(rnd *rand.Rand) {
 		h := w.h
-		del, change := w.handoff(queue)
+		del, change := w.handoff(queue, query)
 		for w.ctx.Err() == nil {
 			attempt := ""
 			if retried(queue) {
@@ -549,10 +554,14 @@ func (w *workers) receiver(queue string, vis time.Duration, hold int, query bool
 }
 
 // handoff is where queue's receiver hands its handles: qQFIFO's go to the
-// deleter and visibility changer that speak only the Query protocol.
-func (w *workers) handoff(queue string) (del, vis chan *hnd) {
-	if queue == qQFIFO {
+// deleter and visibility changer that speak only the Query protocol, and
+// the other Query receiver's visibility changes go over Query too.
+func (w *workers) handoff(queue string, query bool) (del, vis chan *hnd) {
+	switch {
+	case queue == qQFIFO:
 		return w.qdel, w.qvis
+	case query:
+		return w.del, w.qvis
 	}
 	return w.del, w.vis
 }
@@ -717,53 +726,163 @@ func (h *harness) deleteBatch(ctx context.Context, queue string, hs []*hnd, quer
 // visChanger makes most messages it is handed on ch visible again (so
 // they are received again, with a higher receive count) and extends the
 // others' timeouts, then hands them to a deleter on del; with query, over
-// the Query protocol.
+// the Query protocol, where it takes up to ten at a time and changes those
+// of one queue alone or, half the time, with ChangeMessageVisibilityBatch.
 func (w *workers) visChanger(ch, del chan *hnd, query bool) func(*rand.Rand) {
 	return func(rnd *rand.Rand) { w.changeHanded(rnd, ch, del, query) }
 }
 
 func (w *workers) changeHanded(rnd *rand.Rand, ch, del chan *hnd, query bool) {
-	h := w.h
 	for {
-		var hd *hnd
+		var first *hnd
 		select {
 		case <-w.ctx.Done():
 			return
-		case hd = <-ch:
+		case first = <-ch:
 		}
-		vis := time.Duration(0)
-		if rnd.IntN(10) < 3 {
-			vis = 90 * time.Second
-		}
-		h.l.changing(hd)
-		ctx, cancel := call(w.ctx)
-		var err error
-		if query {
-			err = h.query.changeVisibility(ctx, h.urls[hd.m.queue], hd.rh, vis)
-		} else {
-			_, err = h.client(hd.m.queue).ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(h.urls[hd.m.queue]),
-				ReceiptHandle: aws.String(hd.rh), VisibilityTimeout: int32(vis / time.Second)})
-		}
-		cancel()
-		if err != nil {
-			code, ok := answered(err)
-			if !ok {
-				h.l.forget(hd) // released or not: the handle may be stale now
+		if !query {
+			if !w.changeOne(rnd, first, del, false) {
 				return
 			}
-			h.noteErr("ChangeMessageVisibility", code)
-			h.l.refused(hd, "ChangeMessageVisibility", code, true)
 			continue
 		}
-		h.l.changed(hd, vis)
-		h.st.visChanges.Add(1)
-		if query {
-			h.st.queryVisChanges.Add(1)
-		}
-		if vis > 0 {
-			del <- hd
+		for _, hs := range gatherByQueue(first, ch) {
+			if len(hs) > 1 && rnd.IntN(2) == 0 {
+				if !w.changeBatch(rnd, hs, del) {
+					return
+				}
+				continue
+			}
+			for _, hd := range hs {
+				if !w.changeOne(rnd, hd, del, true) {
+					return
+				}
+			}
 		}
 	}
+}
+
+// gatherByQueue groups first and up to nine more handles waiting on ch by queue,
+// in the order their queues came.
+func gatherByQueue(first *hnd, ch chan *hnd) [][]*hnd {
+	out := [][]*hnd{{first}}
+	at := map[string]int{first.m.queue: 0}
+	for range 9 {
+		select {
+		case hd := <-ch:
+			i, ok := at[hd.m.queue]
+			if !ok {
+				i = len(out)
+				at[hd.m.queue] = i
+				out = append(out, nil)
+			}
+			out[i] = append(out[i], hd)
+		default:
+			return out
+		}
+	}
+	return out
+}
+
+// newVisibility is the timeout a visibility changer asks for: none
+// (visible again) most of the time, else 90 s.
+func newVisibility(rnd *rand.Rand) time.Duration {
+	if rnd.IntN(10) < 3 {
+		return 90 * time.Second
+	}
+	return 0
+}
+
+// changeOne changes hd's visibility (with query, over the Query protocol);
+// false when the connection failed.
+func (w *workers) changeOne(rnd *rand.Rand, hd *hnd, del chan *hnd, query bool) bool {
+	h := w.h
+	vis := newVisibility(rnd)
+	h.l.changing(hd)
+	ctx, cancel := call(w.ctx)
+	var err error
+	if query {
+		err = h.query.changeVisibility(ctx, h.urls[hd.m.queue], hd.rh, vis)
+	} else {
+		_, err = h.client(hd.m.queue).ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(h.urls[hd.m.queue]),
+			ReceiptHandle: aws.String(hd.rh), VisibilityTimeout: int32(vis / time.Second)})
+	}
+	cancel()
+	if err != nil {
+		code, ok := answered(err)
+		if !ok {
+			h.l.forget(hd) // released or not: the handle may be stale now
+			return false
+		}
+		h.noteErr("ChangeMessageVisibility", code)
+		h.l.refused(hd, "ChangeMessageVisibility", code, true)
+		return true
+	}
+	h.visChanged(hd, vis, del, query)
+	return true
+}
+
+// visChanged records an acknowledged visibility change of hd to vis and
+// hands a message still in flight to a deleter.
+func (h *harness) visChanged(hd *hnd, vis time.Duration, del chan *hnd, query bool) {
+	h.l.changed(hd, vis)
+	h.st.visChanges.Add(1)
+	if query {
+		h.st.queryVisChanges.Add(1)
+	}
+	if vis > 0 {
+		del <- hd
+	}
+}
+
+// changeBatch changes the visibility of hs (of one queue, each its own
+// timeout) with one ChangeMessageVisibilityBatch over the Query protocol.
+// Each entry is acknowledged alone; a call whose reply the kill cut off
+// leaves every one unknown. False when the connection failed.
+func (w *workers) changeBatch(rnd *rand.Rand, hs []*hnd, del chan *hnd) bool {
+	h := w.h
+	entries := make([]visChange, len(hs))
+	for i, hd := range hs {
+		entries[i] = visChange{handle: hd.rh, vis: newVisibility(rnd)}
+		h.l.changing(hd)
+	}
+	sent := time.Now()
+	ctx, cancel := call(w.ctx)
+	ok, failed, err := h.query.changeVisibilityBatch(ctx, h.urls[hs[0].m.queue], entries)
+	cancel()
+	if err != nil {
+		code, answer := answered(err)
+		for _, hd := range hs {
+			if !answer {
+				h.l.forget(hd)
+				continue
+			}
+			h.l.refused(hd, "ChangeMessageVisibilityBatch", code, true)
+		}
+		if answer {
+			h.noteErr("ChangeMessageVisibilityBatch", code)
+		}
+		return answer
+	}
+	for _, i := range ok {
+		h.st.queryVisBatchEntries.Add(1)
+		if hd := hs[i]; hd.m.queue == qStd && entries[i].vis > 0 && rnd.IntN(2) == 0 {
+			// Left in flight, its handle unused: it must stay so
+			// for its whole timeout, across restarts and clock moves.
+			h.l.park(hd, sent, entries[i].vis)
+			h.st.visChanges.Add(1)
+			h.st.queryVisChanges.Add(1)
+			h.st.queryVisParked.Add(1)
+			continue
+		}
+		h.visChanged(hs[i], entries[i].vis, del, true)
+	}
+	for _, f := range failed {
+		h.noteErr("ChangeMessageVisibilityBatch entry", f.code)
+		h.l.refused(hs[f.i], "ChangeMessageVisibilityBatch", f.code, true)
+	}
+	h.st.queryVisBatches.Add(1)
+	return true
 }
 
 // publisher publishes to the topic (two SQS subscriptions and the HTTP
@@ -806,7 +925,7 @@ func (w *workers) fifoPublisher(group string) func(*rand.Rand) {
 				return
 			}
 			if rnd.IntN(3) == 0 {
-				if !w.publishBatch(h.l.nextInGroup(qFanFIFO, group, 2+rnd.IntN(4))) {
+				if !w.publishBatch(rnd, h.l.nextInGroup(qFanFIFO, group, 2+rnd.IntN(4))) {
 					return
 				}
 				continue
@@ -834,11 +953,18 @@ func (w *workers) fifoPublisher(group string) func(*rand.Rand) {
 // are not a batch to the ledger: AWS does not say a PublishBatch is all or
 // nothing, and fanout delivers its entries one after another, so a kill may
 // leave the first ones delivered; the group's order still holds, and the
-// resend of the rest must not duplicate them.
-func (w *workers) publishBatch(ms []*msg) bool {
+// resend of the rest must not duplicate them. Half the batches carry, right
+// after one entry, a second entry with its deduplication id and another
+// body: AWS deduplicates within a batch too, so that entry is answered as
+// published and never delivered.
+func (w *workers) publishBatch(rnd *rand.Rand, ms []*msg) bool {
 	h := w.h
+	if rnd.IntN(2) == 0 {
+		h.l.duplicated(ms[rnd.IntN(len(ms))])
+	}
+	entries, dups := h.l.fifoEntries(ms)
 	ctx, cancel := call(w.ctx)
-	out, err := h.sns.PublishBatch(ctx, &sns.PublishBatchInput{TopicArn: aws.String(h.fifoARN), PublishBatchRequestEntries: fifoEntries(ms)})
+	out, err := h.sns.PublishBatch(ctx, &sns.PublishBatchInput{TopicArn: aws.String(h.fifoARN), PublishBatchRequestEntries: entries})
 	cancel()
 	if err != nil {
 		for _, m := range ms {
@@ -849,11 +975,15 @@ func (w *workers) publishBatch(ms []*msg) bool {
 	}
 	done := make([]bool, len(ms))
 	for _, s := range out.Successful {
+		if _, dup := dupEntry(*s.Id, ms); dup {
+			h.st.pubBatchDupes.Add(1)
+			continue
+		}
 		i, _ := strconv.Atoi(*s.Id)
 		done[i] = true
 	}
 	for _, f := range out.Failed {
-		h.noteErr("PublishBatch FIFO entry", *f.Code)
+		h.refusedEntry("PublishBatch FIFO entry", *f.Id, *f.Code, ms)
 	}
 	for i, m := range ms {
 		if !done[i] {
@@ -865,18 +995,61 @@ func (w *workers) publishBatch(ms []*msg) bool {
 		h.st.pubBatchEntries.Add(1)
 	}
 	h.st.pubBatches.Add(1)
+	if dups > 0 {
+		h.st.pubBatchesWithDupes.Add(1)
+	}
 	return len(out.Failed) == 0
 }
 
-// fifoEntries are PublishBatch entries for ms, each with its key as its
-// body and deduplication id.
-func fifoEntries(ms []*msg) []snstypes.PublishBatchRequestEntry {
-	es := make([]snstypes.PublishBatchRequestEntry, len(ms))
-	for i, m := range ms {
-		es[i] = snstypes.PublishBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), Message: aws.String(m.key),
-			MessageGroupId: aws.String(m.group), MessageDeduplicationId: aws.String(m.key)}
+// refusedEntry notes a PublishBatch entry fanout answered as failed: for
+// a duplicate's, a violation too (AWS accepts a duplicate as published).
+func (h *harness) refusedEntry(action, id, code string, ms []*msg) {
+	h.noteErr(action, code)
+	if m, dup := dupEntry(id, ms); dup {
+		h.l.mu.Lock()
+		h.l.violate(invDupEntry, m, "%s: its duplicate's entry failed with %s; AWS accepts a duplicate as published, and drops it", action, code)
+		h.l.mu.Unlock()
 	}
-	return es
+}
+
+// fifoEntries are PublishBatch entries for ms, each with its key as its
+// body and deduplication id, and its index as its Id; a message with
+// dupAfter is followed by its duplicate, of Id "d" and its index. It
+// returns how many duplicates it added.
+func (l *ledger) fifoEntries(ms []*msg) ([]snstypes.PublishBatchRequestEntry, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	es := make([]snstypes.PublishBatchRequestEntry, 0, len(ms)+2)
+	dups := 0
+	for i, m := range ms {
+		es = append(es, snstypes.PublishBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), Message: aws.String(m.key),
+			MessageGroupId: aws.String(m.group), MessageDeduplicationId: aws.String(m.key)})
+		if m.dupAfter {
+			es = append(es, dupEntryOf(m, "d"+strconv.Itoa(i)))
+			dups++
+		}
+	}
+	return es, dups
+}
+
+// dupEntryOf is a PublishBatch entry that repeats m's deduplication id.
+func dupEntryOf(m *msg, id string) snstypes.PublishBatchRequestEntry {
+	return snstypes.PublishBatchRequestEntry{Id: aws.String(id), Message: aws.String(m.key + dupSuffix),
+		MessageGroupId: aws.String(m.group), MessageDeduplicationId: aws.String(m.key)}
+}
+
+// dupEntry reports whether a PublishBatch entry Id is a duplicate's, and
+// of which of ms.
+func dupEntry(id string, ms []*msg) (*msg, bool) {
+	rest, ok := strings.CutPrefix(id, "d")
+	if !ok {
+		return nil, false
+	}
+	i, err := strconv.Atoi(rest)
+	if err != nil || i < 0 || i >= len(ms) {
+		return nil, false
+	}
+	return ms[i], true
 }
 
 // redriver works qSrc and its dead-letter queue: it sends to qSrc and

@@ -219,6 +219,9 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 			}
 		}
 		l.checkQueue(q, peek)
+		if q == qStd {
+			l.checkParked(q, peek, "after a restart")
+		}
 	}
 	running, err := h.checkPair(ctx, p)
 	if err != nil {
@@ -325,12 +328,22 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 		}
 		l.offset += rest
 	}
+	// A visibility timeout a batch change gave outlasts the clock's move
+	// (a lost change would have ended with the receive's, 60 s).
+	peek, err := p.peekAll(ctx, qStd)
+	if err != nil {
+		t.Fatalf("cycle %d: %v", l.cycle, err)
+	}
+	l.checkParked(qStd, peek, "after the clock moved")
 }
 
 // resendFIFO sends ms again after a restart, each with its deduplication
 // id: to the FIFO topic with Publish, or on odd cycles with PublishBatch
-// (ten at a time, each group in order); to qFIFO over AWS JSON and to
-// qQFIFO over the Query protocol. An error is one that is no answer.
+// (up to ten entries at a time, each group in order), each publish that
+// had a duplicate followed by its duplicate again; to qFIFO over AWS JSON
+// and to qQFIFO over the Query protocol. Then it publishes the duplicates
+// of a few older publishes, still within the deduplication window. An
+// error is one that is no answer.
 func (h *harness) resendFIFO(ctx context.Context, ms []*msg) error {
 	l := h.l
 	var batch []*msg
@@ -351,39 +364,113 @@ func (h *harness) resendFIFO(ctx context.Context, ms []*msg) error {
 			batch = append(batch, m)
 			continue
 		}
-		if _, err := h.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(h.fifoARN), Message: aws.String(m.key),
-			MessageGroupId: aws.String(m.group), MessageDeduplicationId: aws.String(m.key)}); err != nil {
-			code, ok := answered(err)
-			if !ok {
-				return fmt.Errorf("publishing %s again: %w", m.key, err)
-			}
-			h.noteErr("Publish FIFO again", code) // a lost topic: checkTopology counted it
-			continue
+		if err := h.republish(ctx, m); err != nil {
+			return err
 		}
-		l.resent(m, "", "")
-		h.st.resends.Add(1)
 	}
 	for len(batch) > 0 {
-		n := min(len(batch), 10)
-		out, err := h.sns.PublishBatch(ctx, &sns.PublishBatchInput{TopicArn: aws.String(h.fifoARN), PublishBatchRequestEntries: fifoEntries(batch[:n])})
-		if err != nil {
-			code, ok := answered(err)
-			if !ok {
-				return fmt.Errorf("publishing %s and %d more again: %w", batch[0].key, n-1, err)
-			}
-			h.noteErr("PublishBatch FIFO again", code)
-		} else {
-			for _, s := range out.Successful {
-				i, _ := strconv.Atoi(*s.Id)
-				l.resent(batch[i], "", "")
-				h.st.resends.Add(1)
-				h.st.pubBatchResends.Add(1)
-			}
-			for _, f := range out.Failed {
-				h.noteErr("PublishBatch FIFO again, entry", *f.Code)
-			}
+		n := entriesFit(batch)
+		if err := h.republishBatch(ctx, batch[:n], false); err != nil {
+			return err
 		}
 		batch = batch[n:]
+	}
+	if late := l.dupsToSend(ms, 5); len(late) > 0 {
+		return h.republishBatch(ctx, late, true)
+	}
+	return nil
+}
+
+// republish publishes m again with Publish, then its duplicate if it had
+// one.
+func (h *harness) republish(ctx context.Context, m *msg) error {
+	if _, err := h.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(h.fifoARN), Message: aws.String(m.key),
+		MessageGroupId: aws.String(m.group), MessageDeduplicationId: aws.String(m.key)}); err != nil {
+		code, ok := answered(err)
+		if !ok {
+			return fmt.Errorf("publishing %s again: %w", m.key, err)
+		}
+		h.noteErr("Publish FIFO again", code) // a lost topic: checkTopology counted it
+		return nil
+	}
+	h.l.resent(m, "", "")
+	h.st.resends.Add(1)
+	if !m.dupAfter {
+		return nil
+	}
+	if _, err := h.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(h.fifoARN), Message: aws.String(m.key + dupSuffix),
+		MessageGroupId: aws.String(m.group), MessageDeduplicationId: aws.String(m.key)}); err != nil {
+		code, ok := answered(err)
+		if !ok {
+			return fmt.Errorf("publishing the duplicate of %s again: %w", m.key, err)
+		}
+		h.noteErr("Publish FIFO duplicate again", code)
+		h.l.mu.Lock()
+		h.l.violate(invDupEntry, m, "a Publish of its duplicate after a restart failed with %s; AWS accepts a duplicate as published, and drops it", code)
+		h.l.mu.Unlock()
+		return nil
+	}
+	h.st.dupResends.Add(1)
+	return nil
+}
+
+// entriesFit is how many of ms (and their duplicates) one PublishBatch
+// of at most ten entries holds.
+func entriesFit(ms []*msg) int {
+	n, entries := 0, 0
+	for _, m := range ms {
+		e := 1
+		if m.dupAfter {
+			e = 2
+		}
+		if entries+e > 10 {
+			break
+		}
+		n, entries = n+1, entries+e
+	}
+	return n
+}
+
+// republishBatch publishes ms again in one PublishBatch, each followed by
+// its duplicate if it had one; with onlyDups, it publishes their
+// duplicates alone (each message was acknowledged before the restart, so
+// every entry must be dropped).
+func (h *harness) republishBatch(ctx context.Context, ms []*msg, onlyDups bool) error {
+	l := h.l
+	entries, _ := l.fifoEntries(ms)
+	if onlyDups {
+		entries = entries[:0]
+		for i, m := range ms {
+			entries = append(entries, dupEntryOf(m, "d"+strconv.Itoa(i)))
+		}
+	}
+	out, err := h.sns.PublishBatch(ctx, &sns.PublishBatchInput{TopicArn: aws.String(h.fifoARN), PublishBatchRequestEntries: entries})
+	if err != nil {
+		code, ok := answered(err)
+		if !ok {
+			return fmt.Errorf("publishing %s and %d more again: %w", ms[0].key, len(ms)-1, err)
+		}
+		h.noteErr("PublishBatch FIFO again", code)
+		return nil
+	}
+	for _, s := range out.Successful {
+		if m, dup := dupEntry(*s.Id, ms); dup {
+			h.st.dupResends.Add(1)
+			switch {
+			case onlyDups:
+				h.st.lateDupes.Add(1)
+			case m.unansweredIn == l.cycle-1:
+				h.st.cutDupRetries.Add(1) // the kill cut off the PublishBatch that carried it
+			}
+			continue
+		}
+		i, _ := strconv.Atoi(*s.Id)
+		l.resent(ms[i], "", "")
+		h.st.resends.Add(1)
+		h.st.pubBatchResends.Add(1)
+	}
+	for _, f := range out.Failed {
+		h.refusedEntry("PublishBatch FIFO again, entry", *f.Id, *f.Code, ms)
 	}
 	return nil
 }
@@ -497,12 +584,14 @@ func (h *harness) summary() string {
 		strconv.FormatInt(s.visChanges.Load(), 10) + " visibility changes, " + strconv.FormatInt(s.publishes.Load(), 10) + " publishes (" +
 		strconv.Itoa(msgs) + " delivered to HTTP in " + strconv.Itoa(attempts) + " attempts, " + strconv.FormatInt(s.resumed.Load(), 10) + " of them pending at a kill and delivered after the restart), " + strconv.FormatInt(s.resends.Load(), 10) + " FIFO resends after a crash, " +
 		strconv.FormatInt(s.replays.Load(), 10) + " cut-off FIFO receives retried with their attempt id")
-	fmt.Fprintf(&b, "; over the Query protocol: %d sends (%d of them to a FIFO queue, and %d FIFO resends after a crash), %d messages received, %d deletes, %d visibility changes; %d sends to a second namespace; "+
+	fmt.Fprintf(&b, "; over the Query protocol: %d sends (%d of them to a FIFO queue, and %d FIFO resends after a crash), %d messages received, %d deletes, %d visibility changes (%d of them in %d ChangeMessageVisibilityBatch calls, %d of those left in flight for their timeout, across restarts and clock moves); %d sends to a second namespace; "+
 		"%d publishes to a FIFO topic (%d of them in %d PublishBatch calls, and %d FIFO resends after a crash with PublishBatch); "+
+		"%d PublishBatch calls with an entry repeating another's deduplication id (%d such entries answered as published, and %d such duplicates published again after a restart: %d in the retry of a PublishBatch the kill cut off, %d alone, of older publishes); "+
 		"%d sends to a queue with a dead-letter queue, %d messages seen in that DLQ at checkpoints, %d move tasks started (%d running at a kill, finished after it), %d messages received again after a move task; "+
 		"%d kills during a snapshot, %d compactions",
-		s.querySends.Load(), s.queryFIFOSends.Load(), s.queryResends.Load(), s.queryReceives.Load(), s.queryDeletes.Load(), s.queryVisChanges.Load(), s.ns2Sends.Load(),
+		s.querySends.Load(), s.queryFIFOSends.Load(), s.queryResends.Load(), s.queryReceives.Load(), s.queryDeletes.Load(), s.queryVisChanges.Load(), s.queryVisBatchEntries.Load(), s.queryVisBatches.Load(), s.queryVisParked.Load(), s.ns2Sends.Load(),
 		s.fifoPublishes.Load(), s.pubBatchEntries.Load(), s.pubBatches.Load(), s.pubBatchResends.Load(),
+		s.pubBatchesWithDupes.Load(), s.pubBatchDupes.Load(), s.dupResends.Load(), s.cutDupRetries.Load(), s.lateDupes.Load(),
 		s.redriveSends.Load(), s.deadLettered.Load(), s.taskStarts.Load(), s.tasksResumed.Load(), h.l.backsSeen(),
 		s.killsInSnapshot.Load(), s.compactions.Load())
 	h.l.mu.Lock()

@@ -29,10 +29,11 @@ const (
 	invReplay      = "ReceiveRequestAttemptId retry did not return the lost receive"
 	invBoth        = "message in both a dead-letter queue and its source"
 	invTask        = "move task lost, failed or not resumed"
+	invDupEntry    = "FIFO topic delivered or refused a duplicate deduplication id"
 )
 
 var invariants = []string{invLost, invResurrected, invFIFOOrder, invSeq, invRecvCount, invDedup,
-	invHTTP, invFanout, invHandle, invInflight, invBatch, invClock, invTopology, invPhantom, invReplay, invBoth, invTask}
+	invHTTP, invFanout, invHandle, invInflight, invBatch, invClock, invTopology, invPhantom, invReplay, invBoth, invTask, invDupEntry}
 
 // violations counts each broken invariant once per thing it broke for (a
 // lost message is one violation, not one per later check that misses it),
@@ -149,6 +150,7 @@ type msg struct {
 	delTried bool // a delete was sent, whatever became of it
 	gone     bool // absent after a restart although nothing says it must be there
 	live     bool // counted in ledger.live
+	dupAfter bool // qFanFIFO: a PublishBatch carried, right after it, an entry with its deduplication id and another body
 
 	maxCount     int // highest ApproximateReceiveCount an acknowledged receive showed
 	countAtCrash int // maxCount when fanout was last killed
@@ -202,6 +204,13 @@ type ledger struct {
 	lostAttempt map[string]string
 	visUnknown  map[*msg]bool
 
+	// parked are messages of qStd a ChangeMessageVisibilityBatch was
+	// acknowledged to hide for a while, whose handles no client uses: by
+	// the time on fanout's clock before which they must stay in flight,
+	// across restarts and clock moves (their handles are dropped before a
+	// checkpoint moves the clock, they are not).
+	parked map[*msg]time.Time
+
 	// Move tasks out of qDLQ: how many StartMessageMoveTask calls were
 	// acknowledged (ListMessageMoveTasks shows the 10 newest).
 	tasksStarted int
@@ -210,7 +219,8 @@ type ledger struct {
 
 func newLedger(v *violations) *ledger {
 	return &ledger{v: v, msgs: map[string]*msg{}, byID: map[string]*msg{}, groups: map[string][]*msg{},
-		cursor: map[string]int{}, live: map[string]int{}, handles: map[*hnd]bool{}, fifoUnanswered: map[*msg]bool{}, visUnknown: map[*msg]bool{}, lostAttempt: map[string]string{}}
+		cursor: map[string]int{}, live: map[string]int{}, handles: map[*hnd]bool{}, fifoUnanswered: map[*msg]bool{}, visUnknown: map[*msg]bool{}, lostAttempt: map[string]string{},
+		parked: map[*msg]time.Time{}}
 }
 
 func (l *ledger) violate(inv string, m *msg, format string, args ...any) {
@@ -236,6 +246,62 @@ func keyOf(queue, body string) string {
 		return "unparsable envelope " + body
 	}
 	return env.Message
+}
+
+// dupSuffix ends the body of a PublishBatch entry that repeats an earlier
+// entry's deduplication id (the rest of the body is that entry's): the
+// topic must answer it as published and never deliver it.
+const dupSuffix = "#dup"
+
+// dupOf is the message whose deduplication id the body key of queue
+// repeated, if key is such a duplicate's. Callers hold mu.
+func (l *ledger) dupOf(queue, key string) (*msg, bool) {
+	if queue != qFanFIFO || !strings.HasSuffix(key, dupSuffix) {
+		return nil, false
+	}
+	m := l.msgs[queue+"|"+strings.TrimSuffix(key, dupSuffix)]
+	return m, m != nil
+}
+
+// duplicated records that m's PublishBatch carries a duplicate of it.
+func (l *ledger) duplicated(m *msg) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m.dupAfter = true
+}
+
+// dupsToSend are, after a restart, up to n acknowledged publishes that had
+// a duplicate, sent within the deduplication window (less a margin), other
+// than those of skip: their duplicates are published again, and must
+// still be dropped.
+func (l *ledger) dupsToSend(skip []*msg, n int) []*msg {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now().Add(l.offset)
+	resent := map[*msg]bool{}
+	for _, m := range skip {
+		resent[m] = true
+	}
+	var out []*msg
+	for _, g := range pubGroups {
+		ms := l.groups[qFanFIFO+"|"+g]
+		for i := len(ms) - 1; i >= 0 && len(out) < n; i-- {
+			m := ms[i]
+			if now.Sub(m.sentAt) > 4*time.Minute {
+				break
+			}
+			if m.dupAfter && m.acked && !resent[m] {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// dupDelivered reports a duplicate's body found in its queue. Callers
+// hold mu.
+func (l *ledger) dupDelivered(orig *msg, id, where string) {
+	l.violate(invDupEntry, orig, "%s as %s: the body of an entry that repeated its deduplication id", where, id)
 }
 
 // setLive keeps ledger.live in step. Callers hold mu.
@@ -379,6 +445,10 @@ func (l *ledger) receive(queue string, got []received, vis time.Duration) []*hnd
 	for i, r := range got {
 		key := keyOf(queue, r.body)
 		m := l.msgs[queue+"|"+key]
+		if orig, ok := l.dupOf(queue, key); ok {
+			l.dupDelivered(orig, r.id, "received")
+			continue
+		}
 		if m == nil {
 			l.v.add(l.cycle, invPhantom, queue+" "+key, "received %s, which no client sent", r.id)
 			continue
@@ -408,6 +478,10 @@ func (l *ledger) receive(queue string, got []received, vis time.Duration) []*hnd
 		if m.group != "" {
 			l.checkFIFO(m, r, lastInGroup)
 		}
+		if until, ok := l.parked[m]; ok && time.Now().Add(l.offset).Before(until.Add(-3*time.Second)) {
+			l.violate(invInflight, m, "received %s before the end of the visibility timeout an acknowledged ChangeMessageVisibilityBatch gave it", until.Sub(time.Now().Add(l.offset)).Round(time.Second))
+		}
+		delete(l.parked, m)
 		m.received, m.acked = true, true
 		l.setLive(m)
 		delete(l.visUnknown, m)
@@ -563,6 +637,42 @@ func (l *ledger) changed(h *hnd, vis time.Duration) {
 	h.until, h.inflight = time.Now().Add(vis), true
 }
 
+// park records an acknowledged visibility change of h to vis, asked for
+// at sent (wall time), and drops its handle: the message must stay in
+// flight until then on fanout's clock.
+func (l *ledger) park(h *hnd, sent time.Time, vis time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.handles, h)
+	l.parked[h.m] = sent.Add(l.offset).Add(vis)
+}
+
+// checkParked checks the parked messages of queue (peek) against fanout's
+// clock (when: which look this is): each one there is in flight until its
+// time; those whose time passed are no longer followed.
+func (l *ledger) checkParked(queue string, peek []peeked, when string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now().Add(l.offset)
+	state := map[string]string{}
+	for _, p := range peek {
+		state[p.Body] = p.State
+	}
+	for m, until := range l.parked {
+		if m.queue != queue {
+			continue
+		}
+		if !now.Before(until.Add(-3 * time.Second)) {
+			delete(l.parked, m)
+			continue
+		}
+		if st, ok := state[m.key]; ok && st != "inflight" {
+			l.violate(invInflight, m, "%s %s, %s before the end of the visibility timeout an acknowledged ChangeMessageVisibilityBatch gave it", st, when, until.Sub(now).Round(time.Second))
+			delete(l.parked, m)
+		}
+	}
+}
+
 // forget drops the handle of a visibility change the kill cut off.
 func (l *ledger) forget(h *hnd) {
 	l.mu.Lock()
@@ -588,6 +698,9 @@ func (l *ledger) takeLostReceive(queue string, peek []peeked) (attempt string, l
 	held := map[*msg]bool{}
 	for h := range l.handles {
 		held[h.m] = true
+	}
+	for m := range l.parked {
+		held[m] = true
 	}
 	lost, maybe = map[string]string{}, map[string]string{} // MessageId: what the ledger knows of it
 	for _, p := range peek {
@@ -652,6 +765,10 @@ func (l *ledger) checkQueue(queue string, peek []peeked) {
 	for _, p := range peek {
 		key := keyOf(queue, p.Body)
 		m := l.msgs[queue+"|"+key]
+		if orig, ok := l.dupOf(queue, key); ok {
+			l.dupDelivered(orig, p.MessageID, "there after a restart")
+			continue
+		}
 		if m == nil {
 			l.v.add(l.cycle, invPhantom, queue+" "+key, "%s is there, but no client sent it", p.MessageID)
 			continue
@@ -845,6 +962,10 @@ func (l *ledger) checkCopies(queue string, peek []peeked) {
 	seen := map[string]int{}
 	for _, p := range peek {
 		m := l.msgs[queue+"|"+p.Body]
+		if orig, ok := l.dupOf(queue, p.Body); ok {
+			l.dupDelivered(orig, p.MessageID, "there after the resends")
+			continue
+		}
 		if m == nil {
 			continue // reported by checkQueue
 		}

@@ -213,3 +213,34 @@ func (c *queryClient) deleteBatch(ctx context.Context, queueURL string, entries 
 	}
 	return ok, failedOf(out.Failed), nil
 }
+
+// visChange is one entry of a ChangeMessageVisibilityBatch.
+type visChange struct {
+	handle string
+	vis    time.Duration
+}
+
+// changeVisibilityBatch changes the visibility of each entry (Id its
+// index) in one call; it returns the indexes of the entries changed and
+// those refused.
+func (c *queryClient) changeVisibilityBatch(ctx context.Context, queueURL string, entries []visChange) ([]int, []batchFailed, error) {
+	form := url.Values{"Action": {"ChangeMessageVisibilityBatch"}, "QueueUrl": {queueURL}}
+	for k, e := range entries {
+		p := "ChangeMessageVisibilityBatchRequestEntry." + strconv.Itoa(k+1) + "."
+		form.Set(p+"Id", strconv.Itoa(k))
+		form.Set(p+"ReceiptHandle", e.handle)
+		form.Set(p+"VisibilityTimeout", strconv.Itoa(int(e.vis/time.Second)))
+	}
+	var out struct {
+		OK     []string      `xml:"ChangeMessageVisibilityBatchResult>ChangeMessageVisibilityBatchResultEntry>Id"`
+		Failed []queryFailed `xml:"ChangeMessageVisibilityBatchResult>BatchResultErrorEntry"`
+	}
+	if err := c.call(ctx, form, &out); err != nil {
+		return nil, nil, err
+	}
+	ok := make([]int, len(out.OK))
+	for k, id := range out.OK {
+		ok[k], _ = strconv.Atoi(id)
+	}
+	return ok, failedOf(out.Failed), nil
+}
