@@ -37,3 +37,34 @@ func TestSpareRegionsAreReusedAndBounded(t *testing.T) {
 		t.Fatalf("take by size")
 	}
 }
+
+// Regions mapped ahead are zeroed and of the size asked for, whether one
+// was ready or not, and stop leaves nothing mapped and no goroutine.
+func TestRegionsAheadAreZeroedAndStop(t *testing.T) {
+	t.Parallel()
+	a := newRegionsAhead(bigRegion)
+	var taken []region
+	for range 3 * cap(a.ready) {
+		r := a.take()
+		if len(r.b) != bigRegion || !bytes.Equal(r.b, make([]byte, bigRegion)) {
+			t.Fatalf("a region of %d bytes, or not zeroed", len(r.b))
+		}
+		for i := range r.b {
+			r.b[i] = 0xff
+		}
+		taken = append(taken, r)
+	}
+	a.stop()
+	a.stop() // again: a no-op
+	if len(a.ready) != 0 {
+		t.Errorf("%d regions left mapped after stop", len(a.ready))
+	}
+	select {
+	case <-a.done:
+	default:
+		t.Errorf("a round still runs after stop")
+	}
+	for i := range taken {
+		taken[i].free()
+	}
+}

@@ -166,6 +166,10 @@ type Restorer struct {
 	names    []DeletedName
 	tasks    []MoveTaskState
 	finished bool
+	// chunksAhead and pagesAhead map the big queues' next chunks and
+	// record pages on another goroutine (regionsAhead); nil until a queue
+	// grows to them.
+	chunksAhead, pagesAhead *regionsAhead
 }
 
 type restoring struct {
@@ -204,6 +208,44 @@ func (r *Restorer) Discard() {
 		}
 	}
 	r.queues, r.finished = nil, true
+	r.stopAhead()
+}
+
+// stopAhead ends the mapping ahead and frees what it mapped unused.
+func (r *Restorer) stopAhead() {
+	for _, a := range []*regionsAhead{r.chunksAhead, r.pagesAhead} {
+		if a != nil {
+			a.stop()
+		}
+	}
+}
+
+// bigPage is the size of a full page of records (slab.go), the one a
+// growing queue adds again and again.
+const bigPage = pageRecs * recordSize
+
+// roomFor gives s, before a message of about n bytes is stored into it, the
+// chunk and record page it is about to map, when they are the big ones
+// that a large queue maps over and over: those come mapped ahead.
+func (r *Restorer) roomFor(s *store, n int) {
+	if s.chunks.regionFor(n, n) == maxChunk {
+		if r.chunksAhead == nil {
+			r.chunksAhead = newRegionsAhead(maxChunk)
+		}
+		s.chunks.stage(r.chunksAhead.take())
+	}
+	if s.slab.free != 0 {
+		return // alloc reuses a slot
+	}
+	if p, _ := locate(s.slab.n); int(p) == len(s.slab.pages) && pageLen(int(p))*recordSize == bigPage {
+		if r.pagesAhead == nil {
+			r.pagesAhead = newRegionsAhead(bigPage)
+		}
+		// The page alloc would add, zeroed as its own would be.
+		reg := r.pagesAhead.take()
+		s.slab.pages = append(s.slab.pages, reg)
+		s.slab.recs = append(s.slab.recs, reg.records())
+	}
 }
 
 // Queue restores a queue's state.
@@ -241,6 +283,7 @@ func (r *Restorer) Message(m MessageRecord) error {
 		}
 		d.attrs = encodeAttrs(m.Attributes, md5)
 	}
+	r.roomFor(s, d.storedSize()+len(m.SenderID))
 	i := s.slab.alloc()
 	rec := s.at(i)
 	rec.seq, rec.sentAt, rec.index = m.Seq, m.SentAt, -1
@@ -351,6 +394,7 @@ func (r *Restorer) Into(e *Engine) error {
 		return restoreError("Restorer used twice")
 	}
 	r.finished = true
+	r.stopAhead() // every message is stored
 	now := e.clock.Now()
 	registryLocking()
 	e.mu.Lock()
