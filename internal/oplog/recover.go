@@ -71,14 +71,11 @@ func (r Recovery) String() string {
 // The index is keyed by a hash of the key, not the key: looking a key up
 // then reads the bytes of the key found only when the hashes agree (a
 // write to a key written before), not on every probe of a million-key
-// map, whose keys' pages recovery has given back meanwhile.
+// table, whose keys' pages recovery has given back meanwhile.
 type liveSet struct {
-	files []*mapped        // the segments, in order; ents index them
-	seed  maphash.Seed     // random per process, so keys cannot be chosen to collide
-	idx   map[uint64]int32 // hash of a key -> index in ents of its last write
-	// spill holds the keys whose hash another key in idx has (so rare
-	// that it is nil in practice), by a view of the key.
-	spill    map[string]int32
+	files    []*mapped    // the segments, in order; ents index them
+	seed     maphash.Seed // random per process, so keys cannot be chosen to collide
+	idx      keyIndex     // hash of a key -> index in ents of its last write
 	ents     []liveEntry
 	prefixes []string // deleted by OpDeletePrefix
 	// expect is the bytes the segments hold; once sizeSample bytes of
@@ -87,6 +84,8 @@ type liveSet struct {
 	expect               int64
 	sampleBytes, sampled int64
 	sized                bool
+	hashes               []uint64 // a batch's, reused
+	touched              uint64   // what touching the index read: kept, so that the reads are made
 }
 
 // liveEntry is a write: where its key and value lie. It holds no pointer,
@@ -110,7 +109,7 @@ const (
 // collection once it is done with.
 const bigIndex = 1 << 16
 
-func newLiveSet() *liveSet { return &liveSet{seed: maphash.MakeSeed(), idx: map[uint64]int32{}} }
+func newLiveSet() *liveSet { return &liveSet{seed: maphash.MakeSeed(), idx: newKeyIndex(0)} }
 
 // add keeps m mapped until the set is done with it and returns its index.
 func (s *liveSet) add(m *mapped) int32 {
@@ -128,9 +127,18 @@ func (s *liveSet) applyBatch(file int32, recs []persist.Record, frameBytes int) 
 			s.grow(min(s.expect/s.sampleBytes*s.sampled*9/8, 1<<26))
 		}
 	}
-	m := s.files[file]
+	// Hash the batch's keys and touch their slots first: each lookup
+	// below then finds its slot's line in the cache, or on its way.
+	hs, touched := s.hashes[:0], s.touched
 	for _, r := range recs {
-		s.apply(m, file, r)
+		h := hashKey(s.seed, unsafe.String(unsafe.SliceData(r.Key), len(r.Key)))
+		hs = append(hs, h)
+		touched ^= s.idx.touch(h)
+	}
+	s.hashes, s.touched = hs, touched
+	m := s.files[file]
+	for i, r := range recs {
+		s.apply(m, file, r, hs[i])
 	}
 }
 
@@ -140,14 +148,10 @@ const sizeSample = 1 << 20
 
 // grow makes room for est keys at once.
 func (s *liveSet) grow(est int64) {
-	if est <= int64(len(s.idx)) {
+	if est <= int64(s.idx.live) {
 		return
 	}
-	idx := make(map[uint64]int32, est)
-	for h, i := range s.idx {
-		idx[h] = i
-	}
-	s.idx = idx
+	s.idx = s.idx.resized(int(est))
 	s.ents = append(make([]liveEntry, 0, est), s.ents...)
 }
 
@@ -164,46 +168,23 @@ func (s *liveSet) keyOf(i int32) string {
 // hashKey is the index's hash; tests make keys collide with another.
 var hashKey = maphash.String
 
-// find returns the index in ents of key's last write (ok), key's hash,
-// and whether another key holds that hash in idx.
-func (s *liveSet) find(key string) (i int32, h uint64, ok, taken bool) {
-	h = hashKey(s.seed, key)
-	i, taken = s.idx[h]
-	if taken && s.keyOf(i) == key {
-		return i, h, true, false
-	}
-	if s.spill != nil {
-		if j, in := s.spill[key]; in {
-			return j, h, true, taken
-		}
-	}
-	return 0, h, false, taken
+// find returns the slot of key, whose hash is h, and whether it holds
+// key's last write; if not, the slot a write of key should take.
+func (s *liveSet) find(key string, h uint64) (slot uint32, ok bool) {
+	return s.idx.probe(h, func(i int32) bool { return s.keyOf(i) == key })
 }
 
-// set makes ents[i] the last write of key, which find said about h and
-// taken.
-func (s *liveSet) set(key string, h uint64, taken bool, i int32) {
-	if taken {
-		if s.spill == nil {
-			s.spill = map[string]int32{}
-		}
-		s.spill[key] = i
-		return
-	}
-	s.idx[h] = i // where find just looked: in the cache still
-	if s.spill != nil {
-		delete(s.spill, key) // an older write, from before a prefix freed h
-	}
-}
-
-func (s *liveSet) apply(m *mapped, file int32, r persist.Record) {
+func (s *liveSet) apply(m *mapped, file int32, r persist.Record, h uint64) {
 	// The key is a view of the mapped segment, which outlives idx.
 	k := unsafe.String(unsafe.SliceData(r.Key), len(r.Key))
 	switch r.Op {
 	case persist.OpPut, persist.OpDelete:
-		i, h, ok, taken := s.find(k)
+		if s.idx.full() {
+			s.idx = s.idx.grown()
+		}
+		slot, ok := s.find(k, h)
 		if ok {
-			s.ents[i].state = entryGone
+			s.ents[s.idx.entry(slot)].state = entryGone
 		}
 		e := liveEntry{key: m.offset(r.Key), file: file, klen: uint32(len(r.Key))}
 		if r.Op == persist.OpPut {
@@ -211,22 +192,16 @@ func (s *liveSet) apply(m *mapped, file int32, r persist.Record) {
 		} else {
 			e.state = entryTombstone
 		}
-		s.set(k, h, taken, int32(len(s.ents)))
+		s.idx.set(slot, h, int32(len(s.ents)))
 		s.ents = append(s.ents, e)
 	case persist.OpDeletePrefix:
 		// No tombstones: the prefix itself overrides the snapshot's keys.
-		for h, i := range s.idx {
+		s.idx.each(func(slot uint32, i int32) {
 			if strings.HasPrefix(s.keyOf(i), k) {
 				s.ents[i].state = entryGone
-				delete(s.idx, h)
+				s.idx.remove(slot)
 			}
-		}
-		for key, i := range s.spill {
-			if strings.HasPrefix(key, k) {
-				s.ents[i].state = entryGone
-				delete(s.spill, key)
-			}
-		}
+		})
 		s.prefixes = append(s.prefixes, strings.Clone(k))
 	}
 }
@@ -234,8 +209,11 @@ func (s *liveSet) apply(m *mapped, file int32, r persist.Record) {
 // overrides reports whether the segments decide key's fate, so the
 // snapshot's value for it no longer counts.
 func (s *liveSet) overrides(key []byte) bool {
-	if _, _, ok, _ := s.find(unsafe.String(unsafe.SliceData(key), len(key))); ok {
-		return true
+	k := unsafe.String(unsafe.SliceData(key), len(key))
+	if s.idx.live > 0 {
+		if _, ok := s.find(k, hashKey(s.seed, k)); ok {
+			return true
+		}
 	}
 	for _, p := range s.prefixes {
 		if strings.HasPrefix(string(key), p) {
@@ -249,14 +227,14 @@ func (s *liveSet) overrides(key []byte) bool {
 // is the order of the segments' bytes, giving each segment's pages back
 // once it is past them.
 func (s *liveSet) each(h *handover, load persist.Loader) (int, error) {
-	if len(s.idx) > bigIndex {
+	if s.idx.live > bigIndex {
 		// The index is most of the heap now, and the Loader is about to
 		// fill the engines' memory: free it, and give its pages back, so
 		// that they do not add to that memory's peak.
-		s.idx = nil
+		s.idx = keyIndex{}
 		debug.FreeOSMemory()
 	}
-	s.idx, s.spill = nil, nil
+	s.idx = keyIndex{}
 	for _, m := range s.files { // what finding keys touched again
 		m.releaseAll()
 	}
