@@ -170,6 +170,9 @@ type Restorer struct {
 	// record pages on another goroutine (regionsAhead); nil until a queue
 	// grows to them.
 	chunksAhead, pagesAhead *regionsAhead
+	// last is the queue of the latest message, named lastName.
+	last     *restoring
+	lastName string
 }
 
 type restoring struct {
@@ -192,11 +195,16 @@ type restoring struct {
 func NewRestorer() *Restorer { return &Restorer{queues: map[string]*restoring{}} }
 
 func (r *Restorer) queue(name string) *restoring {
+	if r.last != nil && r.lastName == name {
+		return r.last // most keys are of the queue of the key before
+	}
 	q := r.queues[name]
+	name = strings.Clone(name) // name may be a view of a store's key
 	if q == nil {
 		q = &restoring{msgs: &store{}}
-		r.queues[strings.Clone(name)] = q // name may be a view of a store's key
+		r.queues[name] = q
 	}
+	r.last, r.lastName = q, name
 	return q
 }
 
@@ -207,7 +215,7 @@ func (r *Restorer) Discard() {
 			q.msgs.release()
 		}
 	}
-	r.queues, r.finished = nil, true
+	r.queues, r.finished, r.last = nil, true, nil
 	r.stopAhead()
 }
 

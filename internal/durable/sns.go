@@ -116,6 +116,10 @@ type Recovered struct {
 	sqs        map[Namespace]*sqs.Restorer
 	deliveries recoveredDeliveries
 	clock      time.Duration
+	// lastSQS is the namespace of the latest SQS key and its Restorer: a
+	// store hands back a namespace's keys one after another.
+	lastSQS Namespace
+	lastRes *sqs.Restorer
 }
 
 // NewRecovered returns an empty Recovered.

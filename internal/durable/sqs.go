@@ -345,11 +345,13 @@ func (r *reader) status(s *sqs.MessageStatus) {
 	s.ReceiveCount, s.ReceivesBefore, s.HandleGen = int32(r.uvarint()), int32(r.uvarint()), uint32(r.uvarint())
 }
 
-func binaryValue(key, value []byte) (*reader, error) {
+// binaryValue is a reader of value past its format byte: a value, not a
+// pointer, so that decoding a message allocates nothing.
+func binaryValue(key, value []byte) (reader, error) {
 	if len(value) == 0 || value[0] != formatV1 {
-		return nil, formatError(key, "not format 1")
+		return reader{}, formatError(key, "not format 1")
 	}
-	return &reader{b: value[1:]}, nil
+	return reader{b: value[1:]}, nil
 }
 
 // EmitSQS writes the live state of engine e of ns through emit: the part of
@@ -374,13 +376,7 @@ func (r *Recovered) loadSQS(key, value []byte) error {
 	if !ok1 || !ok2 || !ok3 || account == "" || region == "" || rest == "" {
 		return formatError(key, "not a key of this version")
 	}
-	ns := Namespace{account, region}
-	res := r.sqs[ns]
-	if res == nil {
-		ns = Namespace{strings.Clone(account), strings.Clone(region)}
-		res = sqs.NewRestorer()
-		r.sqs[ns] = res
-	}
+	res := r.sqsRestorer(account, region)
 	switch kind {
 	case "deleted":
 		var v sqs.DeletedName
