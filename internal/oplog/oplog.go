@@ -72,7 +72,8 @@ type Options struct {
 	OpenSegment func(path string) (SegmentFile, error)
 	// Prealloc is how far ahead of its data a durable segment is filled
 	// with zeros; default 4 MiB (or SegmentSize, if smaller). Relaxed mode
-	// does not preallocate: its few syncs gain nothing from it.
+	// does not write zeros (its few syncs gain nothing from it); it
+	// reserves the blocks ahead instead (see reserveAhead).
 	Prealloc int64
 }
 
@@ -146,7 +147,12 @@ type Log struct {
 	alloc   int64 // the file's size: the data, then preallocated zeros
 	// noPrealloc is set once preallocating failed in this segment.
 	noPrealloc bool
-	spare      []byte
+	// reserved is where the blocks reserved past the data end (relaxed
+	// mode; the file's size stays at its data); noReserve is set once
+	// reserving failed in this segment.
+	reserved  int64
+	noReserve bool
+	spare     []byte
 
 	// The syncers' queue: groups written to segment segNum and not yet
 	// synced, in write order; the n-th group written has seq n.
@@ -719,6 +725,7 @@ func (l *Log) write(buf []byte, recs tally) error {
 			l.alloc = target
 		}
 	}
+	l.reserveAhead(end)
 	if _, err := l.seg.WriteAt(buf, l.segSize); err != nil {
 		if l.alloc > l.segSize {
 			err2 := l.writeZeros(l.segSize, min(end, l.alloc))
@@ -735,6 +742,7 @@ func (l *Log) write(buf []byte, recs tally) error {
 		} else if terr := l.seg.Truncate(l.segSize); terr != nil {
 			l.fail(fmt.Errorf("oplog: write failed (%v) and cutting it back failed: %w", err, terr))
 		}
+		l.reserved = l.segSize // the truncate gave the reserved blocks back
 		return l.refusedWrite(err)
 	}
 	if l.refused > 0 {
@@ -752,12 +760,42 @@ func (l *Log) write(buf []byte, recs tally) error {
 	return nil
 }
 
+// reserveAhead, in relaxed mode, reserves the segment's blocks to the
+// reserveStep boundary past end, where its file can (reserver) and before
+// a write reaches them. A segment whose reserving failed (a full disk, a
+// file system without it) is appended to as before.
+func (l *Log) reserveAhead(end int64) {
+	if l.opts.Mode != Relaxed || end <= l.reserved || l.noReserve {
+		return
+	}
+	r, ok := l.seg.(reserver)
+	if !ok {
+		return
+	}
+	from := max(l.reserved, l.segSize)
+	target := (end + reserveStep - 1) / reserveStep * reserveStep
+	if err := r.Reserve(from, target-from); err != nil {
+		l.noReserve = true
+		return
+	}
+	l.reserved = target
+}
+
+// reserver is a segment file that can allocate blocks past its end
+// without changing its size.
+type reserver interface{ Reserve(off, n int64) error }
+
+// reserveStep is how far ahead relaxed mode reserves a segment's blocks:
+// one fallocate per 4 MiB written.
+const reserveStep = 4 << 20
+
 // trimSegment cuts the current segment's preallocated zeros off, so a
-// closed or finished segment holds its data only.
+// closed or finished segment holds its data only; a truncate to its size
+// also gives back the blocks reserved past it.
 func (l *Log) trimSegment() {
-	if l.seg != nil && l.alloc > l.segSize {
+	if l.seg != nil && max(l.alloc, l.reserved) > l.segSize {
 		if l.seg.Truncate(l.segSize) == nil {
-			l.alloc = l.segSize
+			l.alloc, l.reserved = l.segSize, l.segSize
 		}
 	}
 }
@@ -806,6 +844,7 @@ func (l *Log) startSegment(n uint64) error {
 		l.seg.Close()
 	}
 	l.seg, l.segNum, l.segSize, l.alloc, l.noPrealloc = f, n, headerSize, headerSize, false
+	l.reserved, l.noReserve = headerSize, false
 	l.smu.Lock()
 	l.sizes[n] = headerSize
 	l.smu.Unlock()
