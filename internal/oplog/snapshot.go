@@ -152,6 +152,20 @@ func (l *Log) writeSnapshot(path string) (size int64, records uint64, err error)
 	const room = frameHeaderSize + 1 + binary.MaxVarintLen64
 	chunk := make([]byte, room, room+snapshotChunk+64<<10)
 	var inChunk uint64
+	// The snapshot's blocks are reserved ahead of its writes, as a relaxed
+	// segment's are (reserveAhead), and what is left over is cut off at
+	// the end.
+	reserved, noReserve := size, false
+	reserve := func(end int64) {
+		if end > reserved && !noReserve {
+			target := (end + reserveStep - 1) / reserveStep * reserveStep
+			if reserveBlocks(f, reserved, target-reserved) != nil {
+				noReserve = true
+				return
+			}
+			reserved = target
+		}
+	}
 	flushChunk := func() error {
 		if inChunk == 0 {
 			return nil
@@ -165,6 +179,7 @@ func (l *Log) writeSnapshot(path string) (size int64, records uint64, err error)
 		if err != nil {
 			return err
 		}
+		reserve(size + int64(len(frame)-start))
 		if _, err := f.Write(frame[start:]); err != nil {
 			return err
 		}
@@ -197,6 +212,11 @@ func (l *Log) writeSnapshot(path string) (size int64, records uint64, err error)
 		return fail(err)
 	}
 	size += int64(len(end))
+	if reserved > size {
+		if err := f.Truncate(size); err != nil { // the reserved blocks left over
+			return fail(err)
+		}
+	}
 	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
