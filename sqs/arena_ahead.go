@@ -15,7 +15,7 @@ type regionsAhead struct {
 
 // aheadRegions is how many regions a regionsAhead maps before they are
 // asked for: a few milliseconds of a restore's work, a few MiB of memory.
-const aheadRegions = 4
+const aheadRegions = 8
 
 func newRegionsAhead(size int) *regionsAhead {
 	return &regionsAhead{size: size, ready: make(chan []byte, aheadRegions)}
@@ -37,7 +37,9 @@ func (a *regionsAhead) take() region {
 }
 
 // refill starts a round that maps what the channel has room for, unless
-// one runs or more than half of it is still there.
+// one runs: a round started at every take it finds none running keeps
+// the lead whole, which the decoding, about as fast as the kernel's
+// zeroing, would soon use up otherwise.
 func (a *regionsAhead) refill() {
 	if a.done != nil {
 		select {
@@ -47,7 +49,7 @@ func (a *regionsAhead) refill() {
 		}
 	}
 	n := cap(a.ready) - len(a.ready)
-	if n < cap(a.ready)/2 {
+	if n == 0 {
 		return
 	}
 	done := make(chan struct{})

@@ -117,8 +117,9 @@ func (s *liveSet) add(m *mapped) int32 {
 	return int32(len(s.files) - 1)
 }
 
-// applyBatch applies one decoded frame of frameBytes bytes of files[file].
-func (s *liveSet) applyBatch(file int32, recs []persist.Record, frameBytes int) {
+// applyBatch applies one decoded frame of frameBytes bytes of files[file];
+// hashes are its keys' (hashOf), or nil.
+func (s *liveSet) applyBatch(file int32, recs []persist.Record, hashes []uint64, frameBytes int) {
 	if !s.sized {
 		s.sampleBytes += int64(frameBytes)
 		s.sampled += int64(len(recs))
@@ -129,13 +130,18 @@ func (s *liveSet) applyBatch(file int32, recs []persist.Record, frameBytes int) 
 	}
 	// Hash the batch's keys and touch their slots first: each lookup
 	// below then finds its slot's line in the cache, or on its way.
-	hs, touched := s.hashes[:0], s.touched
-	for _, r := range recs {
-		h := hashKey(s.seed, unsafe.String(unsafe.SliceData(r.Key), len(r.Key)))
-		hs = append(hs, h)
+	hs, touched := hashes, s.touched
+	if hs == nil {
+		hs = s.hashes[:0]
+		for _, r := range recs {
+			hs = append(hs, s.hashOf(unsafe.String(unsafe.SliceData(r.Key), len(r.Key))))
+		}
+		s.hashes = hs
+	}
+	for _, h := range hs {
 		touched ^= s.idx.touch(h)
 	}
-	s.hashes, s.touched = hs, touched
+	s.touched = touched
 	m := s.files[file]
 	for i, r := range recs {
 		s.apply(m, file, r, hs[i])
@@ -167,6 +173,9 @@ func (s *liveSet) keyOf(i int32) string {
 
 // hashKey is the index's hash; tests make keys collide with another.
 var hashKey = maphash.String
+
+// hashOf is key's hash in the index.
+func (s *liveSet) hashOf(key string) uint64 { return hashKey(s.seed, key) }
 
 // find returns the slot of key, whose hash is h, and whether it holds
 // key's last write; if not, the slot a write of key should take.
@@ -207,11 +216,15 @@ func (s *liveSet) apply(m *mapped, file int32, r persist.Record, h uint64) {
 }
 
 // overrides reports whether the segments decide key's fate, so the
-// snapshot's value for it no longer counts.
-func (s *liveSet) overrides(key []byte) bool {
+// snapshot's value for it no longer counts. h is key's hash, if known
+// (hashed is set).
+func (s *liveSet) overrides(key []byte, h uint64, hashed bool) bool {
 	k := unsafe.String(unsafe.SliceData(key), len(key))
 	if s.idx.live > 0 {
-		if _, ok := s.find(k, hashKey(s.seed, k)); ok {
+		if !hashed {
+			h = s.hashOf(k)
+		}
+		if _, ok := s.find(k, h); ok {
 			return true
 		}
 	}
@@ -455,7 +468,11 @@ func loadSnapshot(path string, set *liveSet, h *handover, load persist.Loader) (
 		}
 		return 0, 0, fmt.Errorf("oplog: %w", err)
 	}
-	fs := &frameScanner{data: m.data, off: headerSize, checked: startVerifier(m.data, headerSize)}
+	var hash func(string) uint64
+	if set.idx.live > 0 {
+		hash = set.hashOf // for overrides
+	}
+	fs := &frameScanner{data: m.data, off: headerSize, checked: startDecoder(m.data, headerSize, true, hash)}
 	defer fs.checked.stop() // before the unmapping deferred above
 	var recs []persist.Record
 	var count uint64
@@ -474,14 +491,22 @@ func loadSnapshot(path string, set *liveSet, h *handover, load persist.Loader) (
 			}
 			return fs.off, keys, nil
 		}
-		if recs, err = decodeBatch(p, recs); err != nil {
-			return 0, 0, fmt.Errorf("oplog: snapshot %s: frame at byte %d: %w", name, at, err)
+		batch, hashes, ok := fs.checked.ahead.batch(at)
+		if !ok {
+			if recs, err = decodeBatch(p, recs); err != nil {
+				return 0, 0, fmt.Errorf("oplog: snapshot %s: frame at byte %d: %w", name, at, err)
+			}
+			batch = recs
 		}
-		for _, r := range recs {
+		for i, r := range batch {
 			if r.Op != persist.OpPut {
 				return 0, 0, fmt.Errorf("oplog: snapshot %s holds a record with op %d", name, r.Op)
 			}
-			if set.overrides(r.Key) {
+			var kh uint64
+			if hashes != nil {
+				kh = hashes[i]
+			}
+			if set.overrides(r.Key, kh, hashes != nil) {
 				continue
 			}
 			if err := load(h.kv(r.Key, r.Value)); err != nil {
@@ -489,7 +514,7 @@ func loadSnapshot(path string, set *liveSet, h *handover, load persist.Loader) (
 			}
 			keys++
 		}
-		count += uint64(len(recs))
+		count += uint64(len(batch))
 		m.releaseTo(at)
 	}
 }
@@ -519,7 +544,7 @@ func replaySegment(dir, name string, set *liveSet, last bool, rec *Recovery) (si
 		}
 		return 0, 0, fmt.Errorf("oplog: %w", err)
 	}
-	fs := &frameScanner{data: m.data, off: headerSize, checked: startVerifier(m.data, headerSize)}
+	fs := &frameScanner{data: m.data, off: headerSize, checked: startDecoder(m.data, headerSize, true, set.hashOf)}
 	defer fs.checked.stop()
 	var recs []persist.Record
 	for {
@@ -565,10 +590,14 @@ func replaySegment(dir, name string, set *liveSet, last bool, rec *Recovery) (si
 		if err != nil {
 			return 0, 0, err
 		}
-		if recs, err = decodeBatch(p, recs); err != nil {
-			return 0, 0, fmt.Errorf("oplog: segment %s: frame at byte %d: %w", name, at, err)
+		batch, hashes, ok := fs.checked.ahead.batch(at)
+		if !ok {
+			if recs, err = decodeBatch(p, recs); err != nil {
+				return 0, 0, fmt.Errorf("oplog: segment %s: frame at byte %d: %w", name, at, err)
+			}
+			batch, hashes = recs, nil
 		}
-		set.applyBatch(file, recs, len(p))
+		set.applyBatch(file, batch, hashes, len(p))
 		batches++
 		// Its pages are read again when the values are handed over;
 		// meanwhile they need not count in the process's memory.

@@ -12,12 +12,20 @@ import (
 // then cost a recovery little of its wall time. Its lead is bounded, so
 // the pages it touches ahead stay few.
 type verifier struct {
-	progress chan int64 // offsets up to which every frame checks, rising
+	progress chan checkedUpTo // offsets up to which every frame checks, rising
 	quit     chan struct{}
 	exited   chan struct{}
 	err      error // why it stopped short; read once progress is closed
 	verified int64 // the scanner's: the latest offset received
 	stopped  bool
+	ahead    decodedAhead // the batches it decoded too, if asked to
+}
+
+// checkedUpTo is a word to the scanner: every frame before off checks, and
+// these are the batches decoded among them (nil if none were).
+type checkedUpTo struct {
+	off     int64
+	batches *decodedBatches
 }
 
 const (
@@ -27,20 +35,34 @@ const (
 
 // startVerifier checks data's frames from off, whose bytes must stay
 // mapped until stop returns.
-func startVerifier(data []byte, off int64) *verifier {
-	v := &verifier{progress: make(chan int64, verifyAhead), quit: make(chan struct{}),
+func startVerifier(data []byte, off int64) *verifier { return startDecoder(data, off, false, nil) }
+
+// startDecoder is startVerifier that also decodes the batches it checks,
+// and hashes their keys with hash unless it is nil (decodeAhead), when
+// decode is set.
+func startDecoder(data []byte, off int64, decode bool, hash func(string) uint64) *verifier {
+	v := &verifier{progress: make(chan checkedUpTo, verifyAhead), quit: make(chan struct{}),
 		exited: make(chan struct{}), verified: off}
-	go v.run(data, off)
+	var d *decoder
+	if decode {
+		v.ahead.free = make(chan *decodedBatches, verifyAhead+2)
+		d = &decoder{hash: hash, free: v.ahead.free}
+	}
+	go v.run(data, off, d)
 	return v
 }
 
-func (v *verifier) run(data []byte, off int64) {
+func (v *verifier) run(data []byte, off int64, d *decoder) {
 	defer close(v.exited)
 	defer close(v.progress) // after v.err is set
 	fs := frameScanner{data: data, off: off}
 	sent := off
 	for {
-		_, err := fs.next()
+		at := fs.off
+		p, err := fs.next()
+		if err == nil && d != nil {
+			d.add(at, p)
+		}
 		if err != nil {
 			// At the end, or at a frame it cannot vouch for: the scanner
 			// parses its way to the same offset and finds any flaw but a
@@ -52,7 +74,7 @@ func (v *verifier) run(data []byte, off int64) {
 		}
 		if fs.off-sent >= verifyChunk {
 			select {
-			case v.progress <- fs.off:
+			case v.progress <- checkedUpTo{fs.off, d.take()}:
 				sent = fs.off
 			case <-v.quit:
 				return
@@ -60,7 +82,7 @@ func (v *verifier) run(data []byte, off int64) {
 		}
 	}
 	select {
-	case v.progress <- fs.off:
+	case v.progress <- checkedUpTo{fs.off, d.take()}:
 	case <-v.quit:
 	}
 }
@@ -69,14 +91,15 @@ func (v *verifier) run(data []byte, off int64) {
 // one does not.
 func (v *verifier) await(end int64) error {
 	for v.verified < end {
-		off, ok := <-v.progress
+		w, ok := <-v.progress
 		if !ok {
 			if v.err != nil {
 				return v.err
 			}
 			return &tornError{v.verified, fmt.Sprintf("frame past byte %d unchecked", v.verified)}
 		}
-		v.verified = off
+		v.verified = w.off
+		v.ahead.next(w.batches)
 	}
 	return nil
 }
