@@ -61,6 +61,7 @@ type stats struct {
 	redriveSends, taskStarts, tasksResumed  atomic.Int64 // to qSrc; move tasks; running at a restart and finished after it
 	deadLettered                            atomic.Int64 // seen in qDLQ at a checkpoint
 	killsInSnapshot, compactions            atomic.Int64 // kills that cut a snapshot off; cycles whose kill found a newer snapshot
+	killsInDupBatch                         atomic.Int64 // kills made while a PublishBatch with a duplicate entry was in flight
 }
 
 // harness runs the clients and the checks of one crash loop.
@@ -81,6 +82,11 @@ type harness struct {
 	next     atomic.Int64 // unique body numbers
 	lastSnap uint64       // the number of the newest snapshot at the last kill
 	st       stats
+
+	// dupBatches counts the PublishBatch calls with a duplicate entry
+	// in flight; batchRetry is set when the kill came during one.
+	dupBatches atomic.Int32
+	batchRetry bool
 
 	errMu sync.Mutex
 	errs  map[string]int // errors fanout answered, by action and code: not violations, but shown
@@ -963,9 +969,15 @@ func (w *workers) publishBatch(rnd *rand.Rand, ms []*msg) bool {
 		h.l.duplicated(ms[rnd.IntN(len(ms))])
 	}
 	entries, dups := h.l.fifoEntries(ms)
+	if dups > 0 {
+		h.dupBatches.Add(1)
+	}
 	ctx, cancel := call(w.ctx)
 	out, err := h.sns.PublishBatch(ctx, &sns.PublishBatchInput{TopicArn: aws.String(h.fifoARN), PublishBatchRequestEntries: entries})
 	cancel()
+	if dups > 0 {
+		h.dupBatches.Add(-1)
+	}
 	if err != nil {
 		for _, m := range ms {
 			h.l.unanswered(true, []*msg{m})

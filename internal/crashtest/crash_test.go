@@ -170,13 +170,20 @@ func (h *harness) run(p *proc, cycle int, d time.Duration, kill bool) bool {
 	case <-p.done:
 		died = true
 	}
-	if kill && !died && cycle%3 == 2 {
+	h.batchRetry = false
+	switch {
+	case !kill || died:
+	case cycle%3 == 2:
 		// Every third kill waits (up to 2 s) for a snapshot to be
 		// written, so that many kills cut one off.
-		for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Microsecond) {
-			if _, writing := snapshotFiles(p.dir); writing {
-				break
-			}
+		waitFor(2*time.Second, func() bool { _, writing := snapshotFiles(p.dir); return writing })
+	case cycle%3 == 1:
+		// And one of the others waits (up to 1 s) for a PublishBatch
+		// with a duplicate entry to be in flight, so that many kills
+		// cut one off; the checkpoint retries it as a PublishBatch.
+		if waitFor(time.Second, func() bool { return h.dupBatches.Load() > 0 }) {
+			h.st.killsInDupBatch.Add(1)
+			h.batchRetry = true
 		}
 	}
 	if kill {
@@ -187,6 +194,16 @@ func (h *harness) run(p *proc, cycle int, d time.Duration, kill bool) bool {
 	w.wg.Wait()
 	h.l.crashed()
 	return died
+}
+
+// waitFor polls cond until it holds (true) or d passed (false).
+func waitFor(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(200 * time.Microsecond) {
+		if cond() {
+			return true
+		}
+	}
+	return false
 }
 
 // checkpoint checks a restarted fanout against the ledger, then settles it
@@ -338,7 +355,8 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 }
 
 // resendFIFO sends ms again after a restart, each with its deduplication
-// id: to the FIFO topic with Publish, or on odd cycles with PublishBatch
+// id: to the FIFO topic with Publish, or on odd cycles and after a kill
+// that cut a PublishBatch with a duplicate off with PublishBatch
 // (up to ten entries at a time, each group in order), each publish that
 // had a duplicate followed by its duplicate again; to qFIFO over AWS JSON
 // and to qQFIFO over the Query protocol. Then it publishes the duplicates
@@ -360,7 +378,7 @@ func (h *harness) resendFIFO(ctx context.Context, ms []*msg) error {
 			}
 			continue
 		}
-		if l.cycle%2 == 1 {
+		if l.cycle%2 == 1 || h.batchRetry {
 			batch = append(batch, m)
 			continue
 		}
@@ -588,12 +606,12 @@ func (h *harness) summary() string {
 		"%d publishes to a FIFO topic (%d of them in %d PublishBatch calls, and %d FIFO resends after a crash with PublishBatch); "+
 		"%d PublishBatch calls with an entry repeating another's deduplication id (%d such entries answered as published, and %d such duplicates published again after a restart: %d in the retry of a PublishBatch the kill cut off, %d alone, of older publishes); "+
 		"%d sends to a queue with a dead-letter queue, %d messages seen in that DLQ at checkpoints, %d move tasks started (%d running at a kill, finished after it), %d messages received again after a move task; "+
-		"%d kills during a snapshot, %d compactions",
+		"%d kills during a snapshot, %d during a PublishBatch with a duplicate entry, %d compactions",
 		s.querySends.Load(), s.queryFIFOSends.Load(), s.queryResends.Load(), s.queryReceives.Load(), s.queryDeletes.Load(), s.queryVisChanges.Load(), s.queryVisBatchEntries.Load(), s.queryVisBatches.Load(), s.queryVisParked.Load(), s.ns2Sends.Load(),
 		s.fifoPublishes.Load(), s.pubBatchEntries.Load(), s.pubBatches.Load(), s.pubBatchResends.Load(),
 		s.pubBatchesWithDupes.Load(), s.pubBatchDupes.Load(), s.dupResends.Load(), s.cutDupRetries.Load(), s.lateDupes.Load(),
 		s.redriveSends.Load(), s.deadLettered.Load(), s.taskStarts.Load(), s.tasksResumed.Load(), h.l.backsSeen(),
-		s.killsInSnapshot.Load(), s.compactions.Load())
+		s.killsInSnapshot.Load(), s.killsInDupBatch.Load(), s.compactions.Load())
 	h.l.mu.Lock()
 	if h.l.dupes > 0 {
 		b.WriteString("; " + strconv.Itoa(h.l.dupes) + " second copies of a publish in a subscribed queue (at-least-once)")
