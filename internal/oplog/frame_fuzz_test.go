@@ -45,13 +45,16 @@ func FuzzFrameReader(f *testing.F) {
 			}
 		}
 		// A scanner whose checksums a verifier checks ahead must read
-		// the same frames and stop where and as the plain one does.
-		ahead := &frameScanner{data: data, checked: startVerifier(data, 0)}
+		// the same frames and stop where and as the plain one does, and
+		// the batches the verifier decodes must be the scanner's own.
+		hash := func(k string) uint64 { return uint64(len(k)) * 31 }
+		ahead := &frameScanner{data: data, checked: startDecoder(data, 0, true, hash)}
 		defer ahead.checked.stop()
 		fr := &frameScanner{data: data}
 		var recs []persist.Record
 		var accepted int64
 		for {
+			at := fr.off
 			p, err := fr.next()
 			p2, err2 := ahead.next()
 			if !bytes.Equal(p, p2) || fmt.Sprint(err) != fmt.Sprint(err2) || fr.off != ahead.off {
@@ -85,11 +88,27 @@ func FuzzFrameReader(f *testing.F) {
 			}
 			frame := data[accepted:fr.off]
 			accepted = fr.off
-			if _, ok := decodeEnd(p); ok {
+			decoded, hashes, ok := ahead.checked.ahead.batch(at)
+			if _, end := decodeEnd(p); end {
+				if ok {
+					t.Fatalf("the verifier decoded an end frame as a batch")
+				}
 				continue
 			}
 			if recs, err = decodeBatch(p, recs); err != nil {
+				if ok {
+					t.Fatalf("the verifier decoded a batch the scanner refuses: %v", err)
+				}
 				continue // checksummed but malformed: recovery refuses it
+			}
+			if !ok || len(decoded) != len(recs) || len(hashes) != len(recs) {
+				t.Fatalf("the verifier's batch at %d: %v, %d records and %d hashes, want %d", at, ok, len(decoded), len(hashes), len(recs))
+			}
+			for i, r := range recs {
+				d := decoded[i]
+				if d.Op != r.Op || !bytes.Equal(d.Key, r.Key) || !bytes.Equal(d.Value, r.Value) || hashes[i] != hash(string(r.Key)) {
+					t.Fatalf("the verifier's record %d at %d differs: %+v, want %+v", i, at, d, r)
+				}
 			}
 			again, err := appendBatch(nil, recs)
 			if err != nil || !bytes.Equal(again, frame) {
