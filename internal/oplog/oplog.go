@@ -174,8 +174,12 @@ type Log struct {
 	sizes    map[uint64]int64 // segment number -> bytes, for segments since snapSeq
 	tallies  map[uint64]tally // segment number -> records written in this run
 	snapRecs int64            // records in the snapshot (or loaded at Open)
-	snapSeq  uint64
-	snapSize int64
+	// perDelete is the bytes the last compaction reclaimed per delete
+	// record it replaced (0: none measured yet): what compactDue expects a
+	// delete to make garbage.
+	perDelete float64
+	snapSeq   uint64
+	snapSize  int64
 
 	compactMu  sync.Mutex // one compaction at a time
 	compacting sync.WaitGroup

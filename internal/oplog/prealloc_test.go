@@ -226,6 +226,17 @@ func (s *snapshotModel) snapshot(emit func(k, v []byte) error) error {
 	return nil
 }
 
+// del deletes k as put puts.
+func (s *snapshotModel) del(t *testing.T, l *Log, k string) {
+	s.mu.Lock()
+	delete(s.live, k)
+	p := l.Enqueue([]persist.Record{persist.Delete([]byte(k))})
+	s.mu.Unlock()
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // put enqueues under the model's lock, as the persist contract asks, and
 // waits outside it.
 func (s *snapshotModel) put(t *testing.T, l *Log, k, v string) {
@@ -270,6 +281,51 @@ func TestAGrowingLogIsRarelyCompacted(t *testing.T) {
 	// Compacting at twice the snapshot, as before, took 4 here.
 	if snaps > 3 {
 		t.Errorf("%d snapshots of a log that only grew to 4.6 MB from 64 KiB", snaps)
+	}
+	got, _ := reopen(t, dir)
+	sameState(t, got, s.live)
+}
+
+// Deleted records are weighed by their bytes: big records that stay next
+// to small ones that die (a Publish to three queues, one of them drained)
+// make a log that mostly grows, though most of its records are garbage.
+// When big records start dying, one compaction measures it and the next
+// ones follow the deletes again.
+func TestSmallDeletesAmongBigRecordsAreNotCompactedFor(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := &snapshotModel{live: model{}}
+	l, _, _ := openT(t, dir, Options{OpenSegment: openNoSync, Snapshot: s.snapshot, CompactMin: 64 << 10, SegmentSize: 64 << 10})
+	big := strings.Repeat("b", 1000)
+	snaps := func() int {
+		l.compacting.Wait()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.snaps
+	}
+	const keys = 1000
+	for i := range keys { // about 1.1 MB that stays, 1,000 small records that die
+		k := fmt.Sprintf("k/%d", i)
+		s.put(t, l, k, big)
+		s.put(t, l, k+"/status", "s")
+		s.del(t, l, k+"/status")
+	}
+	// Weighed by records (two of every three dead) it took 4 here.
+	grown := snaps()
+	if grown > 2 {
+		t.Errorf("%d snapshots of a log whose bytes only grew to 1.1 MB from 64 KiB", grown)
+	}
+	for i := keys; i < 17*keys; i++ { // 17.6 MB more, each new record replacing an old one
+		s.put(t, l, fmt.Sprintf("k/%d", i), big)
+		s.del(t, l, fmt.Sprintf("k/%d", i-keys))
+	}
+	churned := snaps() - grown
+	t.Logf("%d snapshots while growing, %d while churning", grown, churned)
+	if churned < 3 {
+		t.Errorf("%d snapshots while 17.6 MB were written over 1.1 MB of live records", churned)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
 	got, _ := reopen(t, dir)
 	sameState(t, got, s.live)

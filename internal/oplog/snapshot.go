@@ -49,19 +49,41 @@ func (l *Log) maybeCompact() {
 }
 
 // compactDue decides, from the log's bytes since the snapshot and the
-// records written to it, whether a snapshot would reclaim enough. Each
-// delete makes itself and (roughly) one earlier record garbage; a log in
-// which that is under half of all records mostly grows, and is left to
-// grow to CompactGrowth × the snapshot (which still bounds the garbage of
+// records written to it, whether a snapshot would reclaim enough: about
+// half of what the data dir holds. A delete makes itself and (roughly) the
+// record it deletes garbage; how many bytes that is, the last compaction
+// measured (what it reclaimed per delete), and until one did, twice a
+// record's average size stands in. Weighing by bytes matters where big records live
+// on next to deleted small ones (a Publish to three queues of which one is
+// drained: four of its six records die, but a third of its bytes). A log
+// whose garbage is under half mostly grows, and is left to grow to
+// CompactGrowth × the snapshot (which still bounds the garbage of
 // overwrites, which the log cannot see). Called with smu held.
 func (l *Log) compactDue(logBytes int64, t tally) bool {
 	if logBytes <= max(l.opts.CompactMin, int64(l.opts.CompactRatio*float64(l.snapSize))) {
 		return false
 	}
-	if dead := 2 * t.dels; 2*dead >= l.snapRecs+t.recs {
+	perDelete := l.perDelete
+	if perDelete == 0 && t.recs > 0 {
+		perDelete = 2 * float64(logBytes) / float64(t.recs)
+	}
+	if dead := float64(t.dels) * perDelete; 2*dead >= float64(l.snapSize+logBytes) {
 		return true
 	}
 	return logBytes > max(l.opts.CompactMin, int64(l.opts.CompactGrowth*float64(l.snapSize)))
+}
+
+// measureReclaimed sets perDelete from a compaction that replaced a
+// snapshot of oldSize and segments of logBytes holding t with a snapshot of
+// newSize, bounded by twice the replaced records' average size (a delete
+// kills one record and itself; a few deletes among many overwrites must
+// not make the next compaction eager). Called with smu held.
+func (l *Log) measureReclaimed(oldSize, logBytes, newSize int64, t tally) {
+	if t.dels == 0 || t.recs == 0 {
+		return
+	}
+	perDelete := float64(oldSize+logBytes-newSize) / float64(t.dels)
+	l.perDelete = min(max(perDelete, 1), 2*float64(logBytes)/float64(t.recs))
 }
 
 // Compact writes the caller's current state as a snapshot and deletes the
@@ -94,15 +116,20 @@ func (l *Log) Compact() error {
 
 	l.smu.Lock()
 	old := l.snapSeq
-	l.snapSeq, l.snapSize, l.snapRecs = seq, size, int64(recs)
 	var drop []uint64
-	for n := range l.sizes {
+	var replaced int64
+	var t tally
+	for n, sz := range l.sizes {
 		if n < seq {
 			drop = append(drop, n)
+			replaced += sz
+			t.add(l.tallies[n])
 			delete(l.sizes, n)
 			delete(l.tallies, n)
 		}
 	}
+	l.measureReclaimed(l.snapSize, replaced, size, t)
+	l.snapSeq, l.snapSize, l.snapRecs = seq, size, int64(recs)
 	l.smu.Unlock()
 	// From here the new snapshot is the one recovery uses; what follows only
 	// frees space, and a crash midway leaves files recovery ignores.
