@@ -236,9 +236,7 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 			}
 		}
 		l.checkQueue(q, peek)
-		if q == qStd {
-			l.checkParked(q, peek, "after a restart")
-		}
+		l.checkParked(q, peek, "after a restart")
 	}
 	running, err := h.checkPair(ctx, p)
 	if err != nil {
@@ -346,12 +344,14 @@ func (h *harness) checkpoint(t *testing.T, p *proc) {
 		l.offset += rest
 	}
 	// A visibility timeout a batch change gave outlasts the clock's move
-	// (a lost change would have ended with the receive's, 60 s).
-	peek, err := p.peekAll(ctx, qStd)
-	if err != nil {
-		t.Fatalf("cycle %d: %v", l.cycle, err)
+	// (a lost change would have ended with the receive's: 60 s, 20 s).
+	for _, q := range []string{qStd, qQFIFO} {
+		peek, err := p.peekAll(ctx, q)
+		if err != nil {
+			t.Fatalf("cycle %d: %v", l.cycle, err)
+		}
+		l.checkParked(q, peek, "after the clock moved")
 	}
-	l.checkParked(qStd, peek, "after the clock moved")
 }
 
 // resendFIFO sends ms again after a restart, each with its deduplication

@@ -13,6 +13,7 @@
 // published again after a restart within the deduplication window)
 // against it, kills it with SIGKILL at random moments, some of them
 // mid-compaction or during such a PublishBatch, restarts it on the same
-// dir and checks what the clients were told against what fanout holds. Run the long loop with
+// dir and checks what the clients were told against what fanout holds.
+// Run the long loop with
 // FANOUT_CRASH_CYCLES=200 go test -run KillNine -timeout 3h -v ./internal/crashtest/.
 package crashtest

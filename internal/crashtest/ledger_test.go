@@ -204,9 +204,9 @@ type ledger struct {
 	lostAttempt map[string]string
 	visUnknown  map[*msg]bool
 
-	// parked are messages of qStd a ChangeMessageVisibilityBatch was
-	// acknowledged to hide for a while, whose handles no client uses: by
-	// the time on fanout's clock before which they must stay in flight,
+	// parked are messages of qStd and qQFIFO a ChangeMessageVisibilityBatch
+	// was acknowledged to hide for a while, whose handles no client uses:
+	// by the time on fanout's clock before which they must stay in flight,
 	// across restarts and clock moves (their handles are dropped before a
 	// checkpoint moves the clock, they are not).
 	parked map[*msg]time.Time
