@@ -12,9 +12,13 @@ import (
 	"github.com/fanout/fanout/awserr"
 )
 
-// dumpPage is how many messages one Change of a Dump holds: the queue's
-// lock is released between pages.
-const dumpPage = 512
+// dumpPage is how many messages one Change of a Dump holds, and
+// dumpPageBytes about how many of their bytes: the queue's lock is
+// released between pages.
+const (
+	dumpPage      = 512
+	dumpPageBytes = 1 << 20
+)
 
 // Dump hands the engine's durable state to emit: for each queue a Change
 // with its state, deduplication ids and receive attempts, then its messages
@@ -27,6 +31,46 @@ const dumpPage = 512
 // missed or seen, which the store's replay of what was enqueued since
 // settles (values are whole).
 func (e *Engine) Dump(emit func(Change) error) error {
+	var pending Change
+	return e.dump(&dumper{
+		encode: func(c Change) error { pending = c; return nil },
+		flush: func() error {
+			c := pending
+			pending = Change{}
+			return emit(c)
+		},
+	})
+}
+
+// DumpViews is Dump for a caller that encodes what it is handed into
+// memory of its own: the same Changes in the same order go to encode, and
+// after each, with no lock held, flush is called (to write what encode
+// made). A Change of messages goes to encode under its queue's lock, its
+// MessageRecords' ids, MD5s and bodies viewing the queue's memory, valid
+// during the call only; encode must copy what it keeps and do nothing
+// else (no I/O, no call into the engine), for the queue waits for it.
+// Nothing of a message is copied but by encode.
+func (e *Engine) DumpViews(encode func(Change) error, flush func() error) error {
+	return e.dump(&dumper{views: true, encode: encode, flush: flush})
+}
+
+// dumper walks an engine for Dump and DumpViews.
+type dumper struct {
+	views  bool // messages' strings view the queues' memory
+	encode func(Change) error
+	flush  func() error
+	page   []MessageRecord // reused when views, since encode copies
+}
+
+// emit hands c to encode and flush, with no lock held.
+func (d *dumper) emit(c Change) error {
+	if err := d.encode(c); err != nil {
+		return err
+	}
+	return d.flush()
+}
+
+func (e *Engine) dump(d *dumper) error {
 	registryLocking()
 	e.mu.RLock()
 	queues := make([]*Queue, 0, len(e.queues))
@@ -40,13 +84,13 @@ func (e *Engine) Dump(emit func(Change) error) error {
 	e.mu.RUnlock()
 	sort.Slice(queues, func(i, j int) bool { return queues[i].name < queues[j].name })
 	for _, q := range queues {
-		if err := q.dump(emit); err != nil {
+		if err := d.queue(q); err != nil {
 			return err
 		}
 	}
 	if len(names) > 0 {
 		sort.Slice(names, func(i, j int) bool { return names[i].Name < names[j].Name })
-		if err := emit(Change{DeletedNames: names}); err != nil {
+		if err := d.emit(Change{DeletedNames: names}); err != nil {
 			return err
 		}
 	}
@@ -65,10 +109,12 @@ func (e *Engine) Dump(emit func(Change) error) error {
 		return nil
 	}
 	sort.Slice(tasks, func(i, j int) bool { return tasks[i].Handle < tasks[j].Handle })
-	return emit(Change{MoveTasks: tasks})
+	return d.emit(Change{MoveTasks: tasks})
 }
 
-func (q *Queue) dump(emit func(Change) error) error {
+// queue hands q's state to emit, then its messages page by page to encode
+// under q's lock and to flush after it.
+func (d *dumper) queue(q *Queue) error {
 	q.lock()
 	if q.deleted {
 		q.unlock()
@@ -78,8 +124,8 @@ func (q *Queue) dump(emit func(Change) error) error {
 	now := q.engine.clock.Now()
 	if f := q.fifo; f != nil {
 		for _, k := range f.dedupLog {
-			if d, ok := f.dedup[k.key]; ok && d.at.Equal(k.at) && now.Sub(d.at) < dedupWindow {
-				c.Dedup = append(c.Dedup, q.dedupState(k.key, d))
+			if de, ok := f.dedup[k.key]; ok && de.at.Equal(k.at) && now.Sub(de.at) < dedupWindow {
+				c.Dedup = append(c.Dedup, q.dedupState(k.key, de))
 			}
 		}
 		for id, a := range f.attempts {
@@ -96,7 +142,7 @@ func (q *Queue) dump(emit func(Change) error) error {
 		q.dumping--
 		q.unlock()
 	}()
-	if err := emit(c); err != nil {
+	if err := d.emit(c); err != nil {
 		return err
 	}
 	for from := uint32(0); ; {
@@ -105,23 +151,54 @@ func (q *Queue) dump(emit func(Change) error) error {
 			q.unlock()
 			return nil
 		}
-		page := Change{Messages: make([]MessageRecord, 0, dumpPage)}
-		for ; from < q.msgs.slab.n && len(page.Messages) < dumpPage; from++ {
-			if q.rec(from).state != stateGone {
-				page.Messages = append(page.Messages, q.message(from))
-			}
-		}
-		done := from >= q.msgs.slab.n
+		next, n, err := d.messages(q, from)
+		done := next >= q.msgs.slab.n
 		q.unlock()
-		if len(page.Messages) > 0 {
-			if err := emit(page); err != nil {
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			if err := d.flush(); err != nil {
 				return err
 			}
 		}
 		if done {
 			return nil
 		}
+		from = next
 	}
+}
+
+// messages hands encode the next page of q's messages, from slot from on:
+// how many, and the slot after the last. Callers hold q.mu.
+func (d *dumper) messages(q *Queue, from uint32) (next uint32, n int, err error) {
+	page := d.page[:0]
+	if !d.views || page == nil {
+		page = make([]MessageRecord, 0, dumpPage)
+	}
+	bytes := 0
+	i := from
+	for ; i < q.msgs.slab.n && len(page) < dumpPage && bytes < dumpPageBytes; i++ {
+		r := q.rec(i)
+		if r.state == stateGone {
+			continue
+		}
+		bytes += int(r.size())
+		if d.views {
+			page = append(page, q.messageView(i))
+		} else {
+			page = append(page, q.message(i))
+		}
+	}
+	if len(page) == 0 {
+		return i, 0, nil
+	}
+	err = d.encode(Change{Messages: page})
+	if d.views {
+		clear(page) // no view outlives the lock
+		d.page = page
+	}
+	return i, len(page), err
 }
 
 // Restore loads a State into an engine that has no queues yet: a Restorer

@@ -386,9 +386,15 @@ func EmitSQS(e *sqs.Engine, ns Namespace, emit func(key, value []byte) error) er
 	prefix := sqsPrefix(ns)
 	enc := getEncoded()
 	defer enc.release()
-	return e.Dump(func(c sqs.Change) error {
-		recs, err := enc.sqsRecords(prefix, c)
-		return emitRecords(recs, err, emit) // emit copies what it keeps
+	// A page of messages is encoded under its queue's lock, straight from
+	// its memory, and written once the lock is released.
+	var recs []persist.Record
+	var encErr error
+	return e.DumpViews(func(c sqs.Change) error {
+		recs, encErr = enc.sqsRecords(prefix, c)
+		return nil
+	}, func() error {
+		return emitRecords(recs, encErr, emit) // emit copies what it keeps
 	})
 }
 
