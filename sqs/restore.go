@@ -14,9 +14,12 @@ import (
 
 // dumpPage is how many messages one Change of a Dump holds, and
 // dumpPageBytes about how many of their bytes: the queue's lock is
-// released between pages.
+// released between pages. A page of DumpViews, encoded under the lock
+// (about half again what copying a small message out costs), holds fewer
+// small messages (viewPage), so that it holds the lock no longer.
 const (
 	dumpPage      = 512
+	viewPage      = 384
 	dumpPageBytes = 1 << 20
 )
 
@@ -172,13 +175,17 @@ func (d *dumper) queue(q *Queue) error {
 // messages hands encode the next page of q's messages, from slot from on:
 // how many, and the slot after the last. Callers hold q.mu.
 func (d *dumper) messages(q *Queue, from uint32) (next uint32, n int, err error) {
+	most := dumpPage
+	if d.views {
+		most = viewPage
+	}
 	page := d.page[:0]
 	if !d.views || page == nil {
-		page = make([]MessageRecord, 0, dumpPage)
+		page = make([]MessageRecord, 0, most)
 	}
 	bytes := 0
 	i := from
-	for ; i < q.msgs.slab.n && len(page) < dumpPage && bytes < dumpPageBytes; i++ {
+	for ; i < q.msgs.slab.n && len(page) < most && bytes < dumpPageBytes; i++ {
 		r := q.rec(i)
 		if r.state == stateGone {
 			continue
