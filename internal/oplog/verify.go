@@ -33,13 +33,10 @@ const (
 	verifyAhead = 8       // words it may be ahead by
 )
 
-// startVerifier checks data's frames from off, whose bytes must stay
-// mapped until stop returns.
-func startVerifier(data []byte, off int64) *verifier { return startDecoder(data, off, false, nil) }
-
-// startDecoder is startVerifier that also decodes the batches it checks,
-// and hashes their keys with hash unless it is nil (decodeAhead), when
-// decode is set.
+// startDecoder checks data's frames from off, whose bytes must stay
+// mapped until stop returns. With decode set it also decodes the batches
+// it checks, and hashes their keys with hash unless it is nil
+// (decodeAhead).
 func startDecoder(data []byte, off int64, decode bool, hash func(string) uint64) *verifier {
 	v := &verifier{progress: make(chan checkedUpTo, verifyAhead), quit: make(chan struct{}),
 		exited: make(chan struct{}), verified: off}
