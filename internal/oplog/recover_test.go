@@ -172,7 +172,10 @@ func TestManySegmentsRecoverInLastWriteOrder(t *testing.T) {
 	if want := o.live(); !slices.Equal(got, want) {
 		t.Fatalf("recovered %d keys, want %d in this order; first difference at %d", len(got), len(want), firstDiff(got, want))
 	}
-	if rec.Segments < 20 || rec.Dropped != nil {
+	// 6 MB in 256 KiB segments is 24 of them alone; a segment is started
+	// once the one before is synced, so under load they grow past their
+	// size and there are fewer.
+	if rec.Segments < 8 || rec.Dropped != nil {
 		t.Fatalf("recovery %+v: wanted many segments and nothing dropped", rec)
 	}
 	if !slices.Contains(got, "x/again=third") || !slices.Contains(got, "x/rewritten=second") ||
