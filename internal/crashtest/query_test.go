@@ -207,11 +207,16 @@ func (c *queryClient) deleteBatch(ctx context.Context, queueURL string, entries 
 	if err := c.call(ctx, form, &out); err != nil {
 		return nil, nil, err
 	}
-	ok := make([]int, len(out.OK))
-	for k, id := range out.OK {
+	return indexes(out.OK), failedOf(out.Failed), nil
+}
+
+// indexes reads a batch reply's entry ids, which are the entries' indexes.
+func indexes(ids []string) []int {
+	ok := make([]int, len(ids))
+	for k, id := range ids {
 		ok[k], _ = strconv.Atoi(id)
 	}
-	return ok, failedOf(out.Failed), nil
+	return ok
 }
 
 // visChange is one entry of a ChangeMessageVisibilityBatch.
@@ -238,9 +243,5 @@ func (c *queryClient) changeVisibilityBatch(ctx context.Context, queueURL string
 	if err := c.call(ctx, form, &out); err != nil {
 		return nil, nil, err
 	}
-	ok := make([]int, len(out.OK))
-	for k, id := range out.OK {
-		ok[k], _ = strconv.Atoi(id)
-	}
-	return ok, failedOf(out.Failed), nil
+	return indexes(out.OK), failedOf(out.Failed), nil
 }
