@@ -56,6 +56,11 @@ func BenchmarkSendQueues(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
 			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			// What each queue holds on Go's heap with its first message
+			// (or none, cold): the collector's share grows with it.
+			heapPerQueue := float64(ms.HeapAlloc) / float64(queues)
 			cpu0, gc0 := processCPU(), gcCPU()
 			for b.Loop() {
 				serveSend(b, h, bodies[rng.IntN(queues)])
@@ -64,6 +69,7 @@ func BenchmarkSendQueues(b *testing.B) {
 			// with other work; the collector's share is the runtime's estimate.
 			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric((gcCPU()-gc0)*1e9/float64(b.N), "gc-ns/op")
+			b.ReportMetric(heapPerQueue, "heap-B/queue")
 		})
 	}
 }
