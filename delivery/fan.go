@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/fanout/fanout/filter"
+	"github.com/fanout/fanout/sqs"
 )
 
 // Fan is one message's deliveries to the subscriptions of one publish,
@@ -26,6 +27,10 @@ type Fan struct {
 	// pinned is m in the journal, held there from the fan's first
 	// journaled job to Close.
 	pinned *journaledMessage
+	// share is m's body, stored once for the queues of raw subscriptions
+	// when the fan has more than one subscription (Targets).
+	share   *sqs.SharedBody
+	sharing bool
 }
 
 // fanHeld is how many deliveries a fan holds back before it writes them.
@@ -50,9 +55,25 @@ func (f *Fan) Filtered(sub Subscriber, p *filter.Policy, fm filter.Message) {
 	f.d.Filtered(f.m, sub, p, fm)
 }
 
+// Targets tells the fan how many subscriptions it will deliver to. With two
+// or more, the queues of raw subscriptions share one copy of the body.
+func (f *Fan) Targets(n int) { f.sharing = n > 1 }
+
+// sharedBody is the body the fan's queues share, or nil.
+func (f *Fan) sharedBody() *sqs.SharedBody {
+	if f.sharing && f.share == nil {
+		f.share = sqs.ShareBody(f.m.Body)
+	}
+	return f.share
+}
+
 // Close writes the counts and records the fan holds, and lets the journal
 // forget the message once no job delivers it.
 func (f *Fan) Close() {
+	if f.share != nil {
+		f.share.Release() // the queues that took it hold their own references
+		f.share = nil
+	}
 	f.flush()
 	if f.pinned != nil {
 		f.d.unpin(f.pinned)

@@ -36,6 +36,9 @@ type QueueMessage struct {
 	// BodyChecked says Body holds only characters SQS accepts (see
 	// Message.BodyChecked).
 	BodyChecked bool
+	// Shared, when set, is Body's one copy for every queue of a publish
+	// that takes it (sqs.SharedBody); other queues ignore it.
+	Shared *sqs.SharedBody
 }
 
 // SenderID is the SenderId SQS shows on messages SNS delivered (the id AWS's
@@ -94,7 +97,11 @@ func (d *Dispatcher) deliverToQueue(m *Message, sub Subscriber, f *Fan) (Waiter,
 	} else {
 		now = d.clock.Now()
 	}
-	w, err := d.sendToQueueDeferred(sub.Endpoint, sub.Tally, m, sub.Raw, func() (string, error) { return d.payload(m, sub) })
+	var share *sqs.SharedBody
+	if f != nil {
+		share = f.sharedBody()
+	}
+	w, err := d.sendToQueueDeferred(sub.Endpoint, sub.Tally, m, sub.Raw, share, func() (string, error) { return d.payload(m, sub) })
 	if err != nil {
 		if f != nil {
 			f.flush() // its record follows those of the deliveries before it
@@ -125,7 +132,7 @@ func (a attempted) attempt(*Dispatcher, *job) result { return a.res }
 // queues alike. body renders the payload once the queue is known to take it.
 // A subscription's Tally t remembers the queue (nil: look it up).
 func (d *Dispatcher) sendToQueue(arn string, t *Tally, m *Message, raw bool, body func() (string, error)) error {
-	w, err := d.sendToQueueDeferred(arn, t, m, raw, body)
+	w, err := d.sendToQueueDeferred(arn, t, m, raw, nil, body)
 	if err == nil && w != nil {
 		err = w.Wait()
 	}
@@ -133,8 +140,9 @@ func (d *Dispatcher) sendToQueue(arn string, t *Tally, m *Message, raw bool, bod
 }
 
 // sendToQueueDeferred is sendToQueue that returns the Waiter of the send's
-// record (nil when nothing is recorded) instead of waiting for it.
-func (d *Dispatcher) sendToQueueDeferred(arn string, t *Tally, m *Message, raw bool, body func() (string, error)) (Waiter, error) {
+// record (nil when nothing is recorded) instead of waiting for it. A raw
+// payload that is m's Body is stored as share when share is not nil.
+func (d *Dispatcher) sendToQueueDeferred(arn string, t *Tally, m *Message, raw bool, share *sqs.SharedBody, body func() (string, error)) (Waiter, error) {
 	if d.opts.Queues == nil {
 		return nil, errors.New("no SQS engine")
 	}
@@ -154,6 +162,9 @@ func (d *Dispatcher) sendToQueueDeferred(arn string, t *Tally, m *Message, raw b
 		qm.Attributes = rawAttributes(m.Attributes)
 		qm.BodyMD5 = m.md5Of(text)
 		qm.BodyChecked = m.BodyChecked && text == m.Body
+		if share != nil && text == m.Body {
+			qm.Shared = share
+		}
 	}
 	w, err := sendAs(q, qm, m)
 	if err != nil && remembered && q.(deletableQueue).Deleted() {
@@ -343,7 +354,7 @@ func (s sqsQueue) SendDeferred(m QueueMessage) (Waiter, error) {
 	w, err := s.q.SendNoReply(sqs.SendInput{
 		Body: m.Body, Attributes: attrs, GroupID: m.GroupID,
 		DeduplicationID: m.DeduplicationID, SenderID: m.SenderID, BodyMD5: m.BodyMD5,
-		BodyChecked: m.BodyChecked,
+		BodyChecked: m.BodyChecked, Shared: m.Shared,
 	})
 	if err != nil {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "AWS.SimpleQueueService."))

@@ -369,6 +369,7 @@ func (t *Topic) fanOut(m *delivery.Message, targets *targetList, waits []deliver
 	var fan *delivery.Fan
 	if f, ok := t.engine.deliver.(FanDeliverer); ok {
 		fl := f.Fan(m)
+		fl.Targets(len(targets.ts))
 		fan = &fl
 	}
 	for _, tg := range targets.ts {

@@ -304,20 +304,24 @@ func (q *Queue) status(i uint32) MessageStatus {
 
 // message is record i as a MessageRecord (copies). Callers hold mu.
 func (q *Queue) message(i uint32) MessageRecord {
-	return q.messageOf(i, string(q.msgs.head(q.rec(i))))
+	head := q.msgs.head(q.rec(i))
+	return q.messageOf(i, head[:bodyAt], head[bodyAt:])
 }
 
 // messageView is message with its id, MD5 and body viewing the queue's
 // memory: for a Change handed to Record, which copies what it keeps, not
 // for one that outlives the lock. Callers hold mu.
 func (q *Queue) messageView(i uint32) MessageRecord {
-	head := q.msgs.head(q.rec(i))
-	return q.messageOf(i, unsafe.String(unsafe.SliceData(head), len(head)))
+	r := q.rec(i)
+	ids, body := q.msgs.ids(r), q.msgs.body(r)
+	return q.messageOf(i, unsafe.String(unsafe.SliceData(ids), len(ids)), unsafe.String(unsafe.SliceData(body), len(body)))
 }
 
-func (q *Queue) messageOf(i uint32, head string) MessageRecord {
+// messageOf is record i as a MessageRecord with ids (its MessageId and
+// body's MD5) and body.
+func (q *Queue) messageOf(i uint32, ids, body string) MessageRecord {
 	r := q.rec(i)
-	m := MessageRecord{Queue: q.name, Seq: r.seq, MessageID: head[:36], MD5OfBody: head[36:bodyAt], Body: head[bodyAt:],
+	m := MessageRecord{Queue: q.name, Seq: r.seq, MessageID: ids[:36], MD5OfBody: ids[36:bodyAt], Body: body,
 		SentAt: r.sentAt, Status: q.status(i)}
 	if r.attrLen > 0 {
 		m.Attributes, m.MD5OfMessageAttributes = decodeAttrs(q.msgs.attrBytes(r))

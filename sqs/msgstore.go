@@ -18,6 +18,8 @@ type store struct {
 	sender1 string   // record.sender 1, the sender most queues only have
 	senders []string // record.sender 2 and on, by record.sender-2
 	byName  map[string]uint16
+	// sharedRefs counts the records whose body is shared (sharedbody.go).
+	sharedRefs int
 }
 
 // maxSenders bounds a queue's sender table: past it, a sender id is kept in
@@ -32,8 +34,17 @@ const recordSize = int(unsafe.Sizeof(record{}))
 
 func (s *store) at(i uint32) *record { return s.slab.at(i) }
 
-// release frees all the store's memory.
+// release frees all the store's memory, and drops its references to
+// shared bodies.
 func (s *store) release() {
+	if s.sharedRefs > 0 {
+		for i := range s.slab.n {
+			if r := s.slab.at(i); r.state != stateGone && r.body != 0 {
+				sharedBodies.drop(r.body, r.bodyLen)
+			}
+		}
+		s.sharedRefs = 0
+	}
 	s.slab.reset()
 	s.chunks.reset()
 	s.sender1, s.senders, s.byName = "", nil, nil
@@ -48,6 +59,7 @@ type draft struct {
 	// MessageId in the message's bytes (a send nobody reads the reply of).
 	bodyMD5        string
 	body           string
+	shared         uint32 // body's ref when it is shared (its caller holds a reference); 0: none
 	attrs          []byte // encoded user attributes (encodeAttrs); nil: none
 	sender         string
 	ext            messageExt
@@ -72,12 +84,19 @@ type messageExt struct {
 	dlqSource   string // ARN of the queue it was dead-lettered from
 }
 
-// put stores d's bytes for r and sets r's byte and sender fields.
+// put stores d's bytes for r and sets r's byte and sender fields. A
+// shared body gets one more reference instead of a copy.
 func (s *store) put(r *record, d *draft) {
 	r.sender = s.senderRef(d.sender)
 	r.bodyLen, r.attrLen = uint32(len(d.body)), uint32(len(d.attrs))
+	body := d.body
+	if d.shared != 0 {
+		sharedBodies.addRef(d.shared)
+		r.body, body = d.shared, ""
+		s.sharedRefs++
+	}
 	if r.sender == senderInExt || d.ext.traceHeader != "" || d.ext.dedupID != "" || d.ext.sequenceNum != "" || d.ext.dlqSource != "" {
-		s.putWithExt(r, d)
+		s.putWithExt(r, d, body)
 		return
 	}
 	// Most messages: no rare system attributes.
@@ -85,7 +104,7 @@ func (s *store) put(r *record, d *draft) {
 	var buf []byte
 	r.chunk, r.off, buf = s.chunks.reserve(r.size())
 	n := d.putIDs(buf)
-	n += copy(buf[n:], d.body)
+	n += copy(buf[n:], body)
 	copy(buf[n:], d.attrs)
 }
 
@@ -99,8 +118,8 @@ func (d *draft) putIDs(buf []byte) int {
 }
 
 // putWithExt is put for a message with rare system attributes, which its
-// ext bytes keep.
-func (s *store) putWithExt(r *record, d *draft) {
+// ext bytes keep; body is what of d.body goes in its chunk.
+func (s *store) putWithExt(r *record, d *draft, body string) {
 	extra := ""
 	if r.sender == senderInExt {
 		extra = d.sender
@@ -114,7 +133,7 @@ func (s *store) putWithExt(r *record, d *draft) {
 	var buf []byte
 	r.chunk, r.off, buf = s.chunks.reserve(r.size())
 	n := d.putIDs(buf)
-	n += copy(buf[n:], d.body)
+	n += copy(buf[n:], body)
 	n += copy(buf[n:], d.attrs)
 	for _, f := range fields {
 		n += binary.PutUvarint(buf[n:], uint64(len(f)))
@@ -123,7 +142,28 @@ func (s *store) putWithExt(r *record, d *draft) {
 }
 
 // forget frees r's bytes; the caller frees its slot.
-func (s *store) forget(r *record) { s.chunks.forget(r) }
+func (s *store) forget(r *record) {
+	s.chunks.forget(r)
+	if r.body != 0 {
+		sharedBodies.drop(r.body, r.bodyLen)
+		r.body = 0
+		s.sharedRefs--
+	}
+}
+
+// unshare copies r's shared body into its chunk, dropping its reference.
+func (s *store) unshare(r *record) {
+	old := s.chunks.bytes(r)
+	n := r.size() + r.bodyLen
+	at, off, buf := s.chunks.reserve(n)
+	k := copy(buf, old[:bodyAt])
+	k += copy(buf[k:], sharedBodies.body(r.body, r.bodyLen))
+	copy(buf[k:], old[bodyAt:])
+	s.chunks.forget(r)
+	sharedBodies.drop(r.body, r.bodyLen)
+	s.sharedRefs--
+	r.body, r.chunk, r.off = 0, at, off
+}
 
 func (s *store) senderRef(id string) uint16 {
 	if id == "" {
@@ -215,10 +255,27 @@ func internSender(id string) string {
 const fewSenders = 8
 
 // The parts of a stored message, as views of its bytes (valid under the
-// queue's lock only).
-func (s *store) head(r *record) []byte { return s.chunks.bytes(r)[:bodyAt+r.bodyLen] }
+// queue's lock only): its MessageId and body's MD5 (bodyAt bytes), its
+// body, its encoded user attributes.
+func (s *store) ids(r *record) []byte { return s.chunks.bytes(r)[:bodyAt] }
+func (s *store) body(r *record) []byte {
+	if r.body != 0 {
+		return sharedBodies.body(r.body, r.bodyLen)
+	}
+	return s.chunks.bytes(r)[bodyAt : bodyAt+r.bodyLen]
+}
 func (s *store) attrBytes(r *record) []byte {
-	return s.chunks.bytes(r)[bodyAt+r.bodyLen : bodyAt+r.bodyLen+r.attrLen]
+	at := bodyAt + r.inlineBody()
+	return s.chunks.bytes(r)[at : at+r.attrLen]
+}
+
+// head returns copies of r's MessageId and MD5 (bodyAt bytes), then its
+// body, in one string.
+func (s *store) head(r *record) string {
+	ids, body := s.ids(r), s.body(r)
+	b := make([]byte, len(ids)+len(body))
+	copy(b[copy(b, ids):], body)
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // ext decodes r's rare system attributes (copies); groupID is left for the

@@ -20,6 +20,9 @@ type Queue struct {
 	// cleanup is set once the queue's store has a cleanup to give back
 	// its mapped memory (watchStore).
 	cleanup bool
+	// sharing is set while the queue is among the shared bodies' sharers
+	// (sharedbody.go).
+	sharing bool
 	engine  *Engine
 	seq     uint64
 	msgs    *store     // the records and bytes the containers below index
@@ -96,13 +99,14 @@ func newQueueOf(e *Engine, name string, fifo bool, now time.Time, msgs *store) *
 // engine a test forgets) still gives its mapped memory back, once its store
 // may hold any: only a region of bigRegion or more is mapped (arena.go),
 // and a queue's first slab pages and chunks are smaller, so most queues
+// (but those that refer to shared bodies, whose references it drops)
 // never need the cleanup, which the collector would otherwise visit for
 // each queue in each cycle. Called at creation and by tidy (every unlock).
 func (q *Queue) watchStore() {
 	if q.cleanup {
 		return
 	}
-	if s := q.msgs; s.chunks.held >= bigRegion || s.slab.n > pageRecs {
+	if s := q.msgs; s.chunks.held >= bigRegion || s.slab.n > pageRecs || s.sharedRefs > 0 {
 		runtime.AddCleanup(q, (*store).release, s)
 		q.cleanup = true
 	}
@@ -466,6 +470,9 @@ func (q *Queue) resetMessages() {
 		q.fifo.attempts = map[string]*attempt{}
 	}
 	q.msgs.release()
+	if q.sharing {
+		sharedBodies.unshare(q)
+	}
 }
 
 // Tags returns a copy of the queue's tags.

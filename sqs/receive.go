@@ -386,15 +386,15 @@ func (q *Queue) render(i uint32, req receiveReq) Received {
 // renderInto is render into buf, renderedLen bytes never written again.
 func (q *Queue) renderInto(buf []byte, i uint32, req receiveReq) Received {
 	r := q.rec(i)
-	head := q.msgs.head(r)
-	copy(buf, head)
-	putHandle(buf[len(head):], q.uid, r.seq, r.handleGen)
+	copy(buf, q.msgs.ids(r))
+	end := bodyAt + copy(buf[bodyAt:], q.msgs.body(r))
+	putHandle(buf[end:], q.uid, r.seq, r.handleGen)
 	all := unsafe.String(&buf[0], len(buf)) // buf is never written again
 	out := Received{
 		MessageID:     all[:36],
 		MD5OfBody:     all[36:bodyAt],
-		Body:          all[bodyAt:len(head)],
-		ReceiptHandle: all[len(head):],
+		Body:          all[bodyAt:end],
+		ReceiptHandle: all[end:],
 	}
 	if len(req.attrNames) > 0 && r.attrLen > 0 {
 		list, md5 := decodeAttrs(q.msgs.attrBytes(r))
@@ -450,7 +450,7 @@ func (q *Queue) renderInto(buf []byte, i uint32, req receiveReq) Received {
 // Callers hold mu.
 func (q *Queue) materialize(i uint32) draft {
 	r := q.rec(i)
-	head := string(q.msgs.head(r))
+	head := q.msgs.head(r)
 	d := draft{
 		idMD5: head[:bodyAt], body: head[bodyAt:],
 		sentAt: r.sentAt, firstReceiveAt: r.firstReceiveAt,

@@ -190,7 +190,7 @@ func (d *dumper) messages(q *Queue, from uint32) (next uint32, n int, err error)
 		if r.state == stateGone {
 			continue
 		}
-		bytes += int(r.size())
+		bytes += int(r.size() + r.bodyLen - r.inlineBody())
 		if d.views {
 			page = append(page, q.messageView(i))
 		} else {

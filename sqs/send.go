@@ -28,6 +28,10 @@ type SendInput struct {
 	// published message once, with the same rule, for every queue it fans
 	// out to. Send then skips that scan.
 	BodyChecked bool
+	// Shared, when set to the SharedBody of Body, lets a standard queue
+	// keep a reference to the body's one copy instead of its own (a send
+	// nobody reads the reply of, SendNoReply).
+	Shared *SharedBody
 }
 
 // SendResult is what SendMessage answers.
@@ -98,12 +102,16 @@ func (q *Queue) SendNoReply(in SendInput) (Waiter, error) {
 	if err := storeGuard.check(); err != nil {
 		return nil, err
 	}
+	d.shared = in.Shared.refFor(in.Body)
 	q.lockWithRoom(d.storedSize(), d.storedSize())
 	defer q.unlock()
 	if q.deleted {
 		return nil, queueDoesNotExist()
 	}
 	i := q.enqueue(&d, in.DelaySeconds, q.engine.clock.Now())
+	if d.shared != 0 && !q.sharing {
+		sharedBodies.share(q)
+	}
 	if !q.journaling() {
 		return nil, nil
 	}

@@ -27,10 +27,19 @@ type record struct {
 	index          int32  // position in the heap that holds it
 	sender         uint16 // 1 + index in the queue's sender table; 0: none; senderInExt: in its ext
 	state          msgState
+	body           uint32 // its body's ref when shared (sharedbody.go), kept out of its chunk; 0: in its chunk
 }
 
 // size is how many chunk bytes the record's message takes.
-func (r *record) size() uint32 { return bodyAt + r.bodyLen + r.attrLen + r.extLen }
+func (r *record) size() uint32 { return bodyAt + r.inlineBody() + r.attrLen + r.extLen }
+
+// inlineBody is how many bytes of its body are in its chunk.
+func (r *record) inlineBody() uint32 {
+	if r.body != 0 {
+		return 0
+	}
+	return r.bodyLen
+}
 
 type msgState uint8
 

@@ -918,7 +918,9 @@ func (w *workers) publisher(rnd *rand.Rand) {
 		if !w.pause(time.Duration(10+rnd.IntN(40)) * time.Millisecond) {
 			return
 		}
-		p := h.l.publishing(h.body("pub"))
+		// Long enough for the raw queue to keep a reference to the
+		// publish's one stored body (sqs.SharedBody), not a copy.
+		p := h.l.publishing(h.body("pub") + "/" + strings.Repeat("p", 300))
 		ctx, cancel := call(w.ctx)
 		out, err := h.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(h.topicARN), Message: aws.String(p.body)})
 		cancel()

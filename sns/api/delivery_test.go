@@ -384,3 +384,69 @@ func TestEnforcedQueuePolicies(t *testing.T) {
 		}
 	}
 }
+
+// A raw publish to several queues stores its body once for all of them
+// (sqs.SharedBody): each queue still answers it whole, with the MD5 the SDK
+// checks, an id of its own and its attributes, and deleting it from one
+// queue, or purging another, leaves the rest.
+func TestRawDeliveryToSeveralQueuesKeepsEachCopyWhole(t *testing.T) {
+	t.Parallel()
+	e := shared(t)
+	topic := e.topic(t, "t", nil)
+	var raws []queue
+	for k := range 3 {
+		q := e.queue(t, fmt.Sprint("raw", k), nil)
+		e.subscribe(t, topic, q, map[string]string{"RawMessageDelivery": "true"})
+		raws = append(raws, q)
+	}
+	filtered := e.queue(t, "filtered", nil)
+	e.subscribe(t, topic, filtered, map[string]string{"RawMessageDelivery": "true", "FilterPolicy": `{"n":[{"numeric":["<",10]}]}`})
+	enveloped := e.queue(t, "enveloped", nil)
+	e.subscribe(t, topic, enveloped, nil)
+
+	var sent []string
+	for k := range 20 {
+		body := fmt.Sprintf("%d:", k) + strings.Repeat("é-ü ", 30+k*k*300) // 182 bytes (too small to share) to 200 kB
+		body = body[:min(len(body), 200_000)]
+		sent = append(sent, body)
+		e.publish(t, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String(body),
+			MessageAttributes: map[string]types.MessageAttributeValue{"n": {DataType: aws.String("Number"), StringValue: aws.String(fmt.Sprint(k))}}})
+	}
+	check := func(what string, q queue, want []string, enveloped bool) []sqstypes.Message {
+		t.Helper()
+		msgs := e.drain(t, q)
+		got := bodies(t, msgs, enveloped)
+		slices.Sort(got)
+		w := slices.Clone(want)
+		slices.Sort(w)
+		if !slices.Equal(got, w) {
+			t.Fatalf("%s: %d bodies, want %d (or other bytes)", what, len(got), len(w))
+		}
+		for _, m := range msgs {
+			if !enveloped && aws.ToString(m.MessageAttributes["n"].StringValue) == "" {
+				t.Fatalf("%s: a message lost its attributes", what)
+			}
+		}
+		return msgs
+	}
+	ids := map[string]bool{}
+	for _, m := range check("first raw queue", raws[0], sent, false) {
+		ids[aws.ToString(m.MessageId)] = true
+		if _, err := e.sqs.DeleteMessage(ctx(t), &sqs.DeleteMessageInput{QueueUrl: aws.String(raws[0].URL), ReceiptHandle: m.ReceiptHandle}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.sqs.PurgeQueue(ctx(t), &sqs.PurgeQueueInput{QueueUrl: aws.String(raws[1].URL)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range check("third raw queue", raws[2], sent, false) {
+		if ids[aws.ToString(m.MessageId)] {
+			t.Fatal("two queues gave one message the same MessageId")
+		}
+	}
+	check("filtered queue", filtered, sent[:10], false)
+	check("enveloped queue", enveloped, sent, true)
+	if msgs := e.drain(t, raws[1]); len(msgs) != 0 {
+		t.Fatalf("the purged queue holds %d", len(msgs))
+	}
+}
