@@ -64,7 +64,9 @@
 //
 // --memory N does no scenarios: it pre-fills N --size messages into one
 // queue of a fresh fanout and prints VmRSS before and after, VmHWM, and the
-// live heap after a GC, each per message.
+// live heap after a GC, each per message. With --memory-subs K it publishes
+// them instead to a topic with K raw-delivery SQS subscriptions, so that K
+// queues hold each.
 //
 // Each run prints one row per operation: calls/s and messages/s over the
 // timed phase, p50 and p99 latency of successful calls, and errors. On the
@@ -113,6 +115,7 @@ type config struct {
 	window      int         // most published, unresolved messages in http-delivery
 	hanging     int         // http-delivery: subscriptions whose endpoints never answer
 	memory      int         // --memory: messages to pre-fill; 0 runs the scenarios
+	memorySubs  int         // --memory-subs: publish them to a topic with this many raw subscriptions
 	churn       int         // --churn: messages to pass through a queue on a data dir; 0 runs the scenarios
 	soak        soakOptions // --soak: its duration; 0 runs the scenarios
 	hello       bool        // internal: --serve-null runs the hello handler instead
@@ -172,6 +175,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		window  = fs.Int("window", 256, "http-delivery: most messages published and not yet delivered (or given up)")
 		hanging = fs.Int("hanging", 0, "http-delivery: this many more http subscriptions of the topic whose endpoints never answer (dead endpoints next to the sink)")
 		memory  = fs.Int("memory", 0, "instead of scenarios: pre-fill this many --size messages into one queue of a fresh fanout and print its RSS (e.g. 1000000)")
+		memSubs = fs.Int("memory-subs", 0, "--memory: publish the messages to a topic with this many raw-delivery SQS subscriptions instead of sending them to one queue (at most 100)")
 		churn   = fs.Int("churn", 0, "instead of scenarios: send, receive and delete this many --size messages through one queue of a fresh fanout with a --data-dir (--target fanout-strict, the default, or fanout-relaxed) and report the data dir's size, then restart on it (e.g. 10000000)")
 		soakD   = fs.Duration("soak", 0, "instead of scenarios: mixed SQS and SNS traffic for this long (e.g. 30m) with --clients (64 unless given), checking at-least-once, FIFO order and one receive per FIFO group; reports RSS, goroutines and 5xx over time")
 		soakS   = fs.Duration("soak-sample", 0, "--soak: how often to sample RSS and goroutines (default a 30th of --soak, at least 1s)")
@@ -222,6 +226,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		window:     *window,
 		hanging:    *hanging,
 		memory:     *memory,
+		memorySubs: *memSubs,
 		churn:      *churn,
 		fanoutBin:  *bin,
 		baseBin:    *baseBin,
@@ -310,6 +315,8 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		return nil, errors.New("--hanging must be 0..1000")
 	case cfg.memory < 0 || cfg.memory > 100_000_000:
 		return nil, errors.New("--memory must be 0..100000000")
+	case cfg.memorySubs < 0 || cfg.memorySubs > 100:
+		return nil, errors.New("--memory-subs must be 0..100")
 	case slices.ContainsFunc(cfg.targets, isBase) && cfg.baseBin == "":
 		return nil, errors.New("--target fanout-base needs --base-bin")
 	case cfg.churn < 0 || cfg.churn > 1_000_000_000:

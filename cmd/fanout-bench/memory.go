@@ -11,12 +11,15 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // memReport is what --memory measures.
 type memReport struct {
 	Messages       int     `json:"messages"`
+	Subscriptions  int     `json:"subscriptions,omitempty"` // --memory-subs: queues holding each message
 	BodyBytes      int     `json:"body_bytes"`
 	FillSec        float64 `json:"fill_sec"`
 	QueueDepth     int     `json:"queue_depth"`
@@ -52,12 +55,12 @@ func runMemory(ctx context.Context, cfg *config, bin string, report io.Writer) e
 		fill:   &rawClient{hc: newHTTPClient(cfg.clients), endpoint: t.endpoint},
 		prefix: "fb-memory-" + strconv.FormatInt(time.Now().UnixNano()%(1<<40), 36),
 	}
-	q, _, err := e.newQueue(ctx, "", false)
+	queues, topic, err := memoryQueues(ctx, e, cfg.memorySubs)
 	if err != nil {
 		return err
 	}
 	pid := t.pid()
-	m := memReport{Messages: cfg.memory, BodyBytes: cfg.size}
+	m := memReport{Messages: cfg.memory, Subscriptions: cfg.memorySubs, BodyBytes: cfg.size}
 	var heapErr error
 	m.HeapBeforeB, heapErr = liveHeap(ctx, t.endpoint)
 	before, err := processStatus(pid, "VmRSS")
@@ -67,7 +70,12 @@ func runMemory(ctx context.Context, cfg *config, bin string, report io.Writer) e
 	m.RSSBeforeKiB = before["VmRSS"]
 
 	start := time.Now()
-	if err := prefill(ctx, e, q, cfg.memory); err != nil {
+	if topic != "" {
+		err = prefillPublish(ctx, e, topic, cfg.memory)
+	} else {
+		err = prefill(ctx, e, queues[0], cfg.memory)
+	}
+	if err != nil {
 		return err
 	}
 	m.FillSec = time.Since(start).Seconds()
@@ -76,8 +84,15 @@ func runMemory(ctx context.Context, cfg *config, bin string, report io.Writer) e
 		return err
 	}
 	m.RSSAfterKiB, m.HWMKiB = after["VmRSS"], after["VmHWM"]
-	if m.QueueDepth, err = e.ctl.queueDepth(ctx, q); err != nil {
-		return err
+	m.QueueDepth = -1
+	for _, q := range queues {
+		d, err := e.ctl.queueDepth(ctx, q)
+		if err != nil {
+			return err
+		}
+		if m.QueueDepth < 0 || d < m.QueueDepth {
+			m.QueueDepth = d // the shallowest queue
+		}
 	}
 	if heapErr == nil {
 		m.HeapAfterB, heapErr = liveHeap(ctx, t.endpoint)
@@ -96,7 +111,7 @@ func runMemory(ctx context.Context, cfg *config, bin string, report io.Writer) e
 
 	printMemory(report, m)
 	if m.QueueDepth != cfg.memory {
-		fmt.Fprintf(report, "  warning: the queue holds %d messages, not %d\n", m.QueueDepth, cfg.memory)
+		fmt.Fprintf(report, "  warning: a queue holds %d messages, not %d\n", m.QueueDepth, cfg.memory)
 	}
 	if cfg.json {
 		enc := json.NewEncoder(os.Stdout)
@@ -106,12 +121,67 @@ func runMemory(ctx context.Context, cfg *config, bin string, report io.Writer) e
 	return nil
 }
 
+// memoryQueues makes --memory's queue, or with subs > 0 a topic and subs
+// queues subscribed to it with raw delivery.
+func memoryQueues(ctx context.Context, e *env, subs int) (queues []string, topic string, err error) {
+	if subs == 0 {
+		q, _, err := e.newQueue(ctx, "", false)
+		return []string{q}, "", err
+	}
+	if topic, err = e.ctl.createTopic(ctx, e.prefix); err != nil {
+		return nil, "", err
+	}
+	for i := range subs {
+		q, arn, err := e.newQueue(ctx, "-"+strconv.Itoa(i), false)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := e.ctl.subscribe(ctx, topic, "sqs", arn, map[string]string{"RawMessageDelivery": "true"}); err != nil {
+			return nil, "", err
+		}
+		queues = append(queues, q)
+	}
+	return queues, topic, nil
+}
+
+// prefillPublish publishes n --size messages to topic from --clients
+// goroutines.
+func prefillPublish(ctx context.Context, e *env, topic string, n int) error {
+	body := payload(e.size)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, e.cfg.clients)
+	for range e.cfg.clients {
+		wg.Go(func() {
+			for ctx.Err() == nil && next.Add(1) <= int64(n) {
+				if err := e.fill.publish(ctx, topic, body, nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return fmt.Errorf("pre-fill: %w", err)
+	}
+	return ctx.Err()
+}
+
 func printMemory(w io.Writer, m memReport) {
 	mib := func(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
-	fmt.Fprintf(w, "memory: %d messages of %d bytes queued in a fresh fanout in %.1fs (%.0f msgs/s); queue depth %d\n",
-		m.Messages, m.BodyBytes, m.FillSec, float64(m.Messages)/m.FillSec, m.QueueDepth)
-	fmt.Fprintf(w, "  VmRSS %s before, %s after: %.0f bytes per message (%.2fx the body)\n",
-		mib(m.RSSBeforeKiB), mib(m.RSSAfterKiB), m.RSSPerMsgB, m.RSSPerMsgB/float64(m.BodyBytes))
+	if m.Subscriptions > 0 {
+		fmt.Fprintf(w, "memory: %d messages of %d bytes published to a topic with %d raw SQS subscriptions in a fresh fanout in %.1fs (%.0f msgs/s); every queue holds %d\n",
+			m.Messages, m.BodyBytes, m.Subscriptions, m.FillSec, float64(m.Messages)/m.FillSec, m.QueueDepth)
+		fmt.Fprintf(w, "  VmRSS %s before, %s after: %.0f bytes per message published, %.0f per queued copy (%.2fx the body)\n",
+			mib(m.RSSBeforeKiB), mib(m.RSSAfterKiB), m.RSSPerMsgB, m.RSSPerMsgB/float64(m.Subscriptions), m.RSSPerMsgB/float64(m.Subscriptions*m.BodyBytes))
+	} else {
+		fmt.Fprintf(w, "memory: %d messages of %d bytes queued in a fresh fanout in %.1fs (%.0f msgs/s); queue depth %d\n",
+			m.Messages, m.BodyBytes, m.FillSec, float64(m.Messages)/m.FillSec, m.QueueDepth)
+		fmt.Fprintf(w, "  VmRSS %s before, %s after: %.0f bytes per message (%.2fx the body)\n",
+			mib(m.RSSBeforeKiB), mib(m.RSSAfterKiB), m.RSSPerMsgB, m.RSSPerMsgB/float64(m.BodyBytes))
+	}
 	fmt.Fprintf(w, "  VmHWM %s: %.0f bytes per message over the fresh server's VmRSS\n", mib(m.HWMKiB), m.HWMPerMsgB)
 	if m.HeapUnknownWhy == "" {
 		fmt.Fprintf(w, "  live heap after a GC %s before, %s after: %.0f bytes per message\n",
