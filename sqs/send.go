@@ -28,9 +28,8 @@ type SendInput struct {
 	// published message once, with the same rule, for every queue it fans
 	// out to. Send then skips that scan.
 	BodyChecked bool
-	// Shared, when set to the SharedBody of Body, lets a standard queue
-	// keep a reference to the body's one copy instead of its own (a send
-	// nobody reads the reply of, SendNoReply).
+	// Shared, when set to the SharedBody of Body, lets the queue keep a
+	// reference to the body's one copy instead of its own.
 	Shared *SharedBody
 }
 
@@ -72,12 +71,16 @@ func (q *Queue) SendDeferred(in SendInput) (SendResult, Waiter, error) {
 	if err := storeGuard.check(); err != nil {
 		return SendResult{}, nil, err
 	}
+	d.shared = in.Shared.refFor(in.Body)
 	q.lockWithRoom(d.storedSize(), d.storedSize())
 	defer q.unlock()
 	if q.deleted {
 		return SendResult{}, nil, queueDoesNotExist()
 	}
 	s := q.admit(&d, in.DelaySeconds, q.engine.clock.Now(), &res)
+	if d.shared != 0 && !q.sharing {
+		sharedBodies.share(q)
+	}
 	if !q.journaling() {
 		return res, nil, nil
 	}

@@ -7,8 +7,8 @@ import (
 	"weak"
 )
 
-// A message SNS fans out to several standard queues (raw delivery) carries
-// the same body to each. Stored once for all of them, ten queues hold one
+// A message SNS fans out to several queues (raw delivery) carries the same
+// body to each. Stored once for all of them, ten queues hold one
 // copy instead of ten: a tenth of the memory, and a tenth of the fresh
 // pages the kernel must find and clear while nobody drains them, which on
 // a VM is most of such a publish's cost.
@@ -35,9 +35,9 @@ const (
 	minShared = 256
 )
 
-// SharedBody is a message body that several sends to standard queues store
-// once, referred to by each queue that keeps it: fanout's SNS shares a raw
-// delivery's body among the queues of one publish. Nothing is stored until
+// SharedBody is a message body that several sends store once, referred to
+// by each queue that keeps it: fanout's SNS shares a raw delivery's body
+// among the queues of one publish. Nothing is stored until
 // a queue takes it; Release drops the sharer's own reference, after which
 // the body lives as long as a queue keeps it.
 type SharedBody struct {

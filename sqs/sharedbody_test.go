@@ -286,3 +286,37 @@ func TestSharedBodyEvacuationFreesSparseChunks(t *testing.T) {
 		t.Fatalf("%d shared bytes left", left)
 	}
 }
+
+// FIFO queues share a body too; a duplicate within the deduplication
+// window stores nothing and keeps no reference.
+func TestSharedBodyInFifoQueues(t *testing.T) {
+	e, _ := newTestEngine(t)
+	fifo := map[string]string{AttrFifoQueue: "true"}
+	a, b := mustQueue(t, e, "a.fifo", fifo), mustQueue(t, e, "b.fifo", fifo)
+	base := sharedLive()
+	body := sharedText(7, 4000)
+	for range 2 { // the second time a duplicate
+		sb := ShareBody(body)
+		for _, q := range []*Queue{a, b} {
+			if _, err := q.SendNoReply(SendInput{Body: body, BodyMD5: MD5OfBody(body), GroupID: "g", DeduplicationID: "d", Shared: sb}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sb.Release()
+		if got := sharedLive() - base; got != sharedSize(len(body)) {
+			t.Fatalf("shared bytes %d, want one copy", got)
+		}
+	}
+	for _, q := range []*Queue{a, b} {
+		got := receive(t, q, ReceiveInput{MaxNumberOfMessages: ptr(10), SystemAttributeNames: []string{"All"}})
+		if len(got) != 1 || got[0].Body != body || got[0].MD5OfBody != MD5OfBody(body) {
+			t.Fatalf("%s gave %d messages", q.Name(), len(got))
+		}
+		if err := q.Delete(got[0].ReceiptHandle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left := sharedLive() - base; left != 0 {
+		t.Fatalf("%d shared bytes left", left)
+	}
+}
