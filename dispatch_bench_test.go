@@ -14,13 +14,15 @@ import (
 )
 
 // BenchmarkPublish measures a Query-protocol SNS Publish through fanout's
-// whole handler, without a network, to 1, 3 and 10 raw SQS subscriptions:
-// form decoding, the browser rule, the engine and every delivery. The
-// queues are purged now and then so their backlog does not grow with b.N.
+// whole handler, without a network, to 1, 3 and 10 raw SQS subscriptions,
+// with bodies of 64 bytes and 1 KiB: form decoding, the browser rule, the
+// engine and every delivery. The queues are purged now and then so their
+// backlog does not grow with b.N.
 // go test -run '^$' -bench Publish -benchmem .
 func BenchmarkPublish(b *testing.B) {
-	for _, subs := range []int{1, 3, 10} {
-		b.Run(fmt.Sprintf("subs=%d", subs), func(b *testing.B) {
+	for _, c := range [][2]int{{1, 64}, {3, 64}, {10, 64}, {1, 1024}, {3, 1024}, {10, 1024}} {
+		subs, size := c[0], c[1]
+		b.Run(fmt.Sprintf("subs=%d/%dB", subs, size), func(b *testing.B) {
 			s, err := fanout.New(fanout.Options{NoPurgeWait: true})
 			if err != nil {
 				b.Fatal(err)
@@ -43,7 +45,7 @@ func BenchmarkPublish(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			body := "Action=Publish&Version=2010-03-31&TopicArn=" + url.QueryEscape(topic.Arn()) + "&Message=" + strings.Repeat("x", 64)
+			body := "Action=Publish&Version=2010-03-31&TopicArn=" + url.QueryEscape(topic.Arn()) + "&Message=" + strings.Repeat("x", size)
 			h := s.Handler()
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {

@@ -29,8 +29,8 @@ type Fan struct {
 	pinned *journaledMessage
 	// share is m's body, stored once for the queues of raw subscriptions
 	// when the fan has more than one subscription (Targets).
-	share   *sqs.SharedBody
-	sharing bool
+	share           *sqs.SharedBody
+	sharing, shared bool // share is in use (Targets), and made
 }
 
 // fanHeld is how many deliveries a fan holds back before it writes them.
@@ -61,8 +61,8 @@ func (f *Fan) Targets(n int) { f.sharing = n > 1 }
 
 // sharedBody is the body the fan's queues share, or nil.
 func (f *Fan) sharedBody() *sqs.SharedBody {
-	if f.sharing && f.share == nil {
-		f.share = sqs.ShareBody(f.m.Body)
+	if f.sharing && !f.shared {
+		f.share, f.shared = sqs.ShareBody(f.m.Body), true // nil for a short body
 	}
 	return f.share
 }

@@ -47,8 +47,14 @@ type SharedBody struct {
 }
 
 // ShareBody returns a SharedBody for text, for the SendInputs that carry
-// text as their Body.
-func ShareBody(text string) *SharedBody { return &SharedBody{text: text} }
+// text as their Body, or nil (which SendInput takes as none) when text is
+// too short to be worth sharing.
+func ShareBody(text string) *SharedBody {
+	if len(text) < minShared {
+		return nil
+	}
+	return &SharedBody{text: text}
+}
 
 // refFor returns the ref of the stored body, storing it first, or 0 when
 // body is not text or is not shared (small, or the pool is full).
@@ -58,9 +64,7 @@ func (b *SharedBody) refFor(body string) uint32 {
 	}
 	if !b.done {
 		b.done = true
-		if len(body) >= minShared {
-			b.ref = sharedBodies.put(body)
-		}
+		b.ref = sharedBodies.put(body)
 	}
 	return b.ref
 }
@@ -68,6 +72,9 @@ func (b *SharedBody) refFor(body string) uint32 {
 // Release drops the sharer's reference. Call it once every send that
 // carries the body has returned.
 func (b *SharedBody) Release() {
+	if b == nil {
+		return
+	}
 	if b.ref != 0 {
 		sharedBodies.drop(b.ref, uint32(len(b.text)))
 		b.ref = 0
