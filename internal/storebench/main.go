@@ -6,7 +6,7 @@
 // docs/durability-store.md has the figures and the choice.
 //
 //	go run . -store oplog -test throughput -writers 64 -body 1024
-//	go run . -store bbolt -test fill -n 1000000 -dir /tmp/b && go run . -store bbolt -test recover -dir /tmp/b
+//	go run . -store bbolt -test fill -n 1000000 -dir DIR && go run . -store bbolt -test recover -dir DIR
 //	go run . -store sqlite -test churn -n 10000000
 package main
 
