@@ -163,7 +163,7 @@ func TestSharedBodyReferencesGoWithTheirQueue(t *testing.T) {
 			fanTo(t, sharedText(k, 300), q)
 		}
 	}()
-	for range 50 {
+	for range 500 {
 		if sharedLive() == base {
 			return
 		}
