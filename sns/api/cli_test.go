@@ -86,6 +86,25 @@ func TestAWSCLI(t *testing.T) {
 	if _, err := aws("sns", "get-topic-attributes", "--topic-arn", topic+"-missing"); err == nil || !strings.Contains(err.Error(), "(NotFound)") || !strings.Contains(err.Error(), "Topic does not exist") {
 		t.Fatalf("missing topic: %v", err)
 	}
+
+	// A second raw queue: a long message is stored once for both
+	// (sqs.SharedBody), and each answers it whole, with the MD5 the CLI
+	// checks.
+	url2 := must("sqs", "create-queue", "--queue-name", name(t, "q2"))["QueueUrl"].(string)
+	must("sns", "subscribe", "--topic-arn", topic, "--protocol", "sqs", "--notification-endpoint",
+		"arn:aws:sqs:us-east-1:000000000000:"+url2[strings.LastIndex(url2, "/")+1:], "--attributes", `{"RawMessageDelivery":"true"}`)
+	long := strings.Repeat("fan out ünïcode ", 200)
+	must("sns", "publish", "--topic-arn", topic, "--message", long)
+	for _, u := range []string{url, url2} {
+		got := must("sqs", "receive-message", "--queue-url", u, "--max-number-of-messages", "10", "--visibility-timeout", "0")["Messages"].([]any)
+		var found bool
+		for _, m := range got {
+			found = found || m.(map[string]any)["Body"] == long
+		}
+		if !found {
+			t.Fatalf("queue %s: the long message is missing from %d received", u, len(got))
+		}
+	}
 	must("sns", "delete-topic", "--topic-arn", topic)
 }
 
