@@ -276,6 +276,30 @@ var _ = Describe("SNS raw delivery to SQS", Label("sns-raw"), func() {
 		Expect(aws.ToString(m.MD5OfBody)).To(Equal(md5Hex([]byte("bare"))))
 	})
 
+	It("delivers one large message whole to each of several raw queues, each under a MessageId of its own", func(ctx SpecContext) {
+		// Each queue holds its own message: deleting it from one (as
+		// receiveUntil does) leaves it in the others.
+		topic := createTopic(ctx, "raw-fan", nil)
+		var qs []queue
+		for i := range 3 {
+			q, _ := subscribedQueue(ctx, topic, fmt.Sprint("raw-fan-", i), nil, map[string]string{"RawMessageDelivery": "true"})
+			qs = append(qs, q)
+		}
+		for _, q := range qs {
+			deliverable(ctx, topic, q, false, nil)
+		}
+		body := strings.Repeat("fan out ünïcode ", 6000) // 108,000 bytes
+		Expect(publishErr(ctx, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String(body)})).To(Succeed())
+		ids := map[string]bool{}
+		for _, q := range qs {
+			msgs := receiveUntil(ctx, q, false, body)
+			m := msgs[len(msgs)-1]
+			Expect(aws.ToString(m.MD5OfBody)).To(Equal(md5Hex([]byte(body))))
+			Expect(ids).NotTo(HaveKey(aws.ToString(m.MessageId)))
+			ids[aws.ToString(m.MessageId)] = true
+		}
+	})
+
 	It("switches a live subscription to raw delivery", func(ctx SpecContext) {
 		topic := createTopic(ctx, "raw-switch", nil)
 		q, sub := subscribedQueue(ctx, topic, "raw-switch", nil, nil)
