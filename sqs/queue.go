@@ -96,12 +96,12 @@ func newQueueOf(e *Engine, name string, fifo bool, now time.Time, msgs *store) *
 }
 
 // watchStore makes sure that a queue dropped without being deleted (an
-// engine a test forgets) still gives its mapped memory back, once its store
-// may hold any: only a region of bigRegion or more is mapped (arena.go),
-// and a queue's first slab pages and chunks are smaller, so most queues
-// (but those that refer to shared bodies, whose references it drops)
-// never need the cleanup, which the collector would otherwise visit for
-// each queue in each cycle. Called at creation and by tidy (every unlock).
+// engine a test forgets) still gives its mapped memory and its references
+// to shared bodies back, once its store may hold any: only a region of
+// bigRegion or more is mapped (arena.go), and a queue's first slab pages
+// and chunks are smaller, so most queues never need the cleanup, which the
+// collector would otherwise visit for each queue in each cycle. Called at
+// creation and by tidy (every unlock).
 func (q *Queue) watchStore() {
 	if q.cleanup {
 		return
@@ -471,7 +471,7 @@ func (q *Queue) resetMessages() {
 	}
 	q.msgs.release()
 	if q.sharing {
-		sharedBodies.unshare(q)
+		sharedBodies.forgetSharer(q)
 	}
 }
 

@@ -250,9 +250,9 @@ func (p *sharedPool) share(q *Queue) {
 	p.sharersMu.Unlock()
 }
 
-// unshare takes q, which holds no more references, off the sharers.
+// forgetSharer takes q, which holds no more references, off the sharers.
 // Callers hold q's lock.
-func (p *sharedPool) unshare(q *Queue) {
+func (p *sharedPool) forgetSharer(q *Queue) {
 	q.sharing = false
 	p.sharersMu.Lock()
 	delete(p.sharers, weak.Make(q))
