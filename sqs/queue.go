@@ -91,6 +91,9 @@ func newQueueOf(e *Engine, name string, fifo bool, now time.Time, msgs *store) *
 		inflight: msgHeap{s: &msgs.slab, byTime: true},
 		fifo:     newFifoState(fifo),
 	}
+	if msgs.sharedRefs > 0 { // a Restorer's, with shared bodies
+		sharedBodies.share(q)
+	}
 	q.watchStore()
 	return q
 }

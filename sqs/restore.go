@@ -1,6 +1,7 @@
 package sqs
 
 import (
+	"hash/maphash"
 	"maps"
 	"slices"
 	"sort"
@@ -210,8 +211,9 @@ func (d *dumper) messages(q *Queue, from uint32) (next uint32, n int, err error)
 
 // Restore loads a State into an engine that has no queues yet: a Restorer
 // fed with all of it.
-func (e *Engine) Restore(st State) error {
-	r := NewRestorer()
+func (e *Engine) Restore(st State) error { return e.restoreWith(NewRestorer(), st) }
+
+func (e *Engine) restoreWith(r *Restorer, st State) error {
 	for _, q := range st.Queues {
 		r.Queue(q)
 	}
@@ -257,6 +259,52 @@ type Restorer struct {
 	// last is the queue of the latest message, named lastName.
 	last     *restoring
 	lastName string
+	// shareSender, when set, is the sender whose bodies are stored once for
+	// every queue that holds the same bytes (ShareBodiesOf); shared finds
+	// them by hash, each with a reference of the Restorer's own.
+	shareSender string
+	seed        maphash.Seed
+	shared      map[uint64]sharedEntry
+}
+
+type sharedEntry struct{ ref, n uint32 }
+
+// ShareBodiesOf has the Restorer store the bodies of sender's messages once
+// for every queue that holds the same bytes: fanout's SNS, whose raw
+// deliveries share one body among the queues of a publish (SharedBody),
+// while a store keeps a copy per queue. Bodies too short to share and
+// other senders' messages are copied as always.
+func (r *Restorer) ShareBodiesOf(sender string) { r.shareSender = sender }
+
+// sharedRef returns the ref of the one copy of body, stored at its first
+// sight, or 0 when it is not to be shared.
+func (r *Restorer) sharedRef(body string) uint32 {
+	if len(body) < minShared {
+		return 0
+	}
+	if r.shared == nil {
+		r.shared, r.seed = map[uint64]sharedEntry{}, maphash.MakeSeed()
+	}
+	h := maphash.String(r.seed, body)
+	if e, ok := r.shared[h]; ok {
+		if int(e.n) == len(body) && string(sharedBodies.body(e.ref, e.n)) == body {
+			return e.ref
+		}
+		return 0 // another body of that hash: copied
+	}
+	ref := sharedBodies.put(body)
+	if ref != 0 {
+		r.shared[h] = sharedEntry{ref, uint32(len(body))}
+	}
+	return ref
+}
+
+// dropShared drops the Restorer's references: the queues hold their own.
+func (r *Restorer) dropShared() {
+	for _, e := range r.shared {
+		sharedBodies.drop(e.ref, e.n)
+	}
+	r.shared = nil
 }
 
 type restoring struct {
@@ -301,6 +349,7 @@ func (r *Restorer) Discard() {
 	}
 	r.queues, r.finished, r.last = nil, true, nil
 	r.stopAhead()
+	r.dropShared()
 }
 
 // stopAhead ends the mapping ahead and frees what it mapped unused.
@@ -368,6 +417,9 @@ func (r *Restorer) Message(m MessageRecord) error {
 	copy(r.idMD5[36:], m.MD5OfBody)
 	d := draft{idMD5: unsafe.String(&r.idMD5[0], bodyAt), body: m.Body, sender: m.SenderID,
 		ext: messageExt{traceHeader: m.AWSTraceHeader, dedupID: m.DeduplicationID, sequenceNum: m.SequenceNumber, dlqSource: m.DeadLetterSourceArn}}
+	if r.shareSender != "" && m.SenderID == r.shareSender {
+		d.shared = r.sharedRef(m.Body)
+	}
 	if len(m.Attributes) > 0 {
 		md5 := m.MD5OfMessageAttributes
 		if len(md5) != 32 {
@@ -487,6 +539,7 @@ func (r *Restorer) Into(e *Engine) error {
 	}
 	r.finished = true
 	r.stopAhead() // every message is stored
+	defer r.dropShared()
 	now := e.clock.Now()
 	registryLocking()
 	e.mu.Lock()

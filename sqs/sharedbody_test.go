@@ -320,3 +320,60 @@ func TestSharedBodyInFifoQueues(t *testing.T) {
 		t.Fatalf("%d shared bytes left", left)
 	}
 }
+
+// A restore with ShareBodiesOf stores the fanned-out bodies of that sender
+// once again, as they were before the store kept a copy per queue; other
+// senders' bodies, short bodies and bodies of the same hash but other
+// bytes are copied. What the restored engine answers is what the first did.
+func TestSharedBodyRestoredOnce(t *testing.T) {
+	j := newMemJournal()
+	clk := clock.NewManual(epoch)
+	e := New(Options{Clock: clk, Journal: j})
+	t.Cleanup(e.Close)
+	qs := []*Queue{mustQueue(t, e, "a", nil), mustQueue(t, e, "b", nil), mustQueue(t, e, "c", nil)}
+	const n, size = 100, 700
+	for k := range n {
+		fanTo(t, sharedText(k, size), qs...)
+	}
+	fanTo(t, sharedText(0, minShared-1), qs...)
+	if _, err := qs[0].Send(SendInput{Body: sharedText(1, size), SenderID: "AIDAOTHER"}); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, qs[1], ReceiveInput{MaxNumberOfMessages: ptr(3)}) // some in flight
+
+	for _, from := range []struct {
+		what string
+		st   State
+	}{{"the journal", j.state()}, {"a dump", dumpState(t, e)}} {
+		base := sharedLive()
+		r := New(Options{Clock: clock.NewManual(clk.Now())})
+		res := NewRestorer()
+		res.ShareBodiesOf("AIDASNS")
+		if err := r.restoreWith(res, from.st); err != nil {
+			t.Fatal(err)
+		}
+		if got := sharedLive() - base; got != n*sharedSize(size) {
+			t.Errorf("restored from %s: shared bytes %d, want one copy of each of %d bodies (%d)", from.what, got, n, n*sharedSize(size))
+		}
+		sameObserved(t, "restored from "+from.what, observe(t, r), observe(t, e))
+		for _, name := range []string{"a", "b", "c"} {
+			if err := r.DeleteQueue(name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if left := sharedLive() - base; left != 0 {
+			t.Errorf("restored from %s: %d shared bytes left after DeleteQueue", from.what, left)
+		}
+		r.Close()
+	}
+	// Without ShareBodiesOf (Engine.Restore), every body is copied.
+	base := sharedLive()
+	r := New(Options{Clock: clock.NewManual(clk.Now())})
+	t.Cleanup(r.Close)
+	if err := r.Restore(j.state()); err != nil {
+		t.Fatal(err)
+	}
+	if sharedLive() != base {
+		t.Error("Engine.Restore shared bodies")
+	}
+}

@@ -3,6 +3,7 @@ package durable
 import (
 	"strings"
 
+	"github.com/fanout/fanout/delivery"
 	"github.com/fanout/fanout/sqs"
 )
 
@@ -18,6 +19,9 @@ func (r *Recovered) sqsRestorer(account, region string) *sqs.Restorer {
 	ns := Namespace{strings.Clone(account), strings.Clone(region)} // kept past the key
 	if res == nil {
 		res = sqs.NewRestorer()
+		// A raw delivery's body was one copy for all the queues of its
+		// publish; the store keeps one per queue.
+		res.ShareBodiesOf(delivery.SenderID)
 		r.sqs[ns] = res
 	}
 	r.lastSQS, r.lastRes = ns, res
