@@ -78,9 +78,6 @@ func (q *Queue) SendDeferred(in SendInput) (SendResult, Waiter, error) {
 		return SendResult{}, nil, queueDoesNotExist()
 	}
 	s := q.admit(&d, in.DelaySeconds, q.engine.clock.Now(), &res)
-	if d.shared != 0 && !q.sharing {
-		sharedBodies.share(q)
-	}
 	if !q.journaling() {
 		return res, nil, nil
 	}
@@ -112,9 +109,6 @@ func (q *Queue) SendNoReply(in SendInput) (Waiter, error) {
 		return nil, queueDoesNotExist()
 	}
 	i := q.enqueue(&d, in.DelaySeconds, q.engine.clock.Now())
-	if d.shared != 0 && !q.sharing {
-		sharedBodies.share(q)
-	}
 	if !q.journaling() {
 		return nil, nil
 	}
@@ -323,6 +317,9 @@ func (q *Queue) enqueue(d *draft, delay *int, now time.Time) uint32 {
 	r.receiveCount, r.firstReceiveAt, r.receivesBefore = d.receiveCount, d.firstReceiveAt, d.receivesBefore
 	r.index = -1
 	q.msgs.put(r, d)
+	if r.body != 0 && !q.sharing {
+		sharedBodies.share(q) // an evacuation visits it
+	}
 	if d.ext.groupID != "" {
 		g := q.groups.get(d.ext.groupID, &q.msgs.slab)
 		g.size++
