@@ -156,7 +156,8 @@ func fmtUs(v float64) string {
 }
 
 // summaryRow is the median over rounds of one op for one scenario, client
-// kind and target; Target "fanout/null" rows hold ratios of those medians,
+// kind and target; Target "fanout/null" rows hold the median of the rounds'
+// own ratios (pairedRatio),
 // and "fanout-null" rows the differences of their latencies (P50us, P99us;
 // the other figures 0).
 type summaryRow struct {
@@ -166,6 +167,9 @@ type summaryRow struct {
 	Target   string `json:"target"`
 	Rounds   int    `json:"rounds"`
 	opFigures
+	// perRound holds a target row's figures round by round, for ratios
+	// paired by round (pairedRatio); nil in ratio rows.
+	perRound []opFigures
 }
 
 func summarize(results []*result, targets []string) []summaryRow {
@@ -194,59 +198,65 @@ func summarize(results []*result, targets []string) []summaryRow {
 			}
 			m := medianFigures(fs)
 			med[t] = m
-			rows = append(rows, summaryRow{k.scenario, k.client, k.op, t, len(fs), m})
+			rows = append(rows, summaryRow{k.scenario, k.client, k.op, t, len(fs), m, fs})
 		}
 		// A logging fanout against the plain one: the request log's cost.
 		for _, t := range targets {
 			if l, ok := med[t]; ok && strings.HasPrefix(t, "fanout-") {
 				if f, ok := med["fanout"]; ok {
-					rows = append(rows, summaryRow{k.scenario, k.client, k.op, t + "/fanout", 0, opFigures{
-						CallsPerSec:  ratio(l.CallsPerSec, f.CallsPerSec),
-						MsgsPerSec:   ratio(l.MsgsPerSec, f.MsgsPerSec),
-						P50us:        ratio(l.P50us, f.P50us),
-						P99us:        ratio(l.P99us, f.P99us),
-						SrvUsPerCall: ratio(l.SrvUsPerCall, f.SrvUsPerCall),
-						SrvUsPerMsg:  ratio(l.SrvUsPerMsg, f.SrvUsPerMsg),
-						CliUsPerCall: ratio(l.CliUsPerCall, f.CliUsPerCall),
-					}})
+					rows = append(rows, summaryRow{k.scenario, k.client, k.op, t + "/fanout", 0, pairedRatio(byKey[k][t], byKey[k]["fanout"], l, f), nil})
 				}
 			}
 		}
 		// The null server against the hello handler: how lean the ceiling is.
 		if n, ok := med["null"]; ok {
 			if h, ok := med["hello"]; ok {
-				rows = append(rows, summaryRow{k.scenario, k.client, k.op, "null/hello", 0, opFigures{
-					CallsPerSec:  ratio(n.CallsPerSec, h.CallsPerSec),
-					MsgsPerSec:   ratio(n.MsgsPerSec, h.MsgsPerSec),
-					P50us:        ratio(n.P50us, h.P50us),
-					P99us:        ratio(n.P99us, h.P99us),
-					SrvUsPerCall: ratio(n.SrvUsPerCall, h.SrvUsPerCall),
-					SrvUsPerMsg:  ratio(n.SrvUsPerMsg, h.SrvUsPerMsg),
-					CliUsPerCall: ratio(n.CliUsPerCall, h.CliUsPerCall),
-				}})
+				rows = append(rows, summaryRow{k.scenario, k.client, k.op, "null/hello", 0, pairedRatio(byKey[k]["null"], byKey[k]["hello"], n, h), nil})
 			}
 		}
 		a, okA := med["fanout"]
 		b, okB := med["null"]
 		if okA && okB {
-			rows = append(rows, summaryRow{k.scenario, k.client, k.op, "fanout/null", 0, opFigures{
-				CallsPerSec:  ratio(a.CallsPerSec, b.CallsPerSec),
-				MsgsPerSec:   ratio(a.MsgsPerSec, b.MsgsPerSec),
-				P50us:        ratio(a.P50us, b.P50us),
-				P99us:        ratio(a.P99us, b.P99us),
-				SrvUsPerCall: ratio(a.SrvUsPerCall, b.SrvUsPerCall),
-				SrvUsPerMsg:  ratio(a.SrvUsPerMsg, b.SrvUsPerMsg),
-				CliUsPerCall: ratio(a.CliUsPerCall, b.CliUsPerCall),
-			}})
+			rows = append(rows, summaryRow{k.scenario, k.client, k.op, "fanout/null", 0, pairedRatio(byKey[k]["fanout"], byKey[k]["null"], a, b), nil})
 			if k.op == primary[k.scenario] && a.P99us > 0 && b.P99us > 0 {
 				rows = append(rows, summaryRow{k.scenario, k.client, k.op, "fanout-null", 0, opFigures{
 					P50us: a.P50us - b.P50us,
 					P99us: a.P99us - b.P99us,
-				}})
+				}, nil})
 			}
 		}
 	}
 	return rows
+}
+
+// pairedRatio is the median over rounds of each round's own ratio of a's
+// figures to b's: the targets of a round run back to back, so a machine
+// that is slower in one round than in another (by a third, on a small
+// shared one) slows both sides of that round's ratio alike, where a ratio
+// of the two medians may take them from different rounds. With unequal
+// round counts (a run cut short) it falls back to the ratio of the medians
+// ma and mb.
+func pairedRatio(as, bs []opFigures, ma, mb opFigures) opFigures {
+	if len(as) != len(bs) || len(as) == 0 {
+		return ratioFigures(ma, mb)
+	}
+	rs := make([]opFigures, len(as))
+	for i := range as {
+		rs[i] = ratioFigures(as[i], bs[i])
+	}
+	return medianFigures(rs)
+}
+
+func ratioFigures(a, b opFigures) opFigures {
+	return opFigures{
+		CallsPerSec:  ratio(a.CallsPerSec, b.CallsPerSec),
+		MsgsPerSec:   ratio(a.MsgsPerSec, b.MsgsPerSec),
+		P50us:        ratio(a.P50us, b.P50us),
+		P99us:        ratio(a.P99us, b.P99us),
+		SrvUsPerCall: ratio(a.SrvUsPerCall, b.SrvUsPerCall),
+		SrvUsPerMsg:  ratio(a.SrvUsPerMsg, b.SrvUsPerMsg),
+		CliUsPerCall: ratio(a.CliUsPerCall, b.CliUsPerCall),
+	}
 }
 
 func ratio(a, b float64) float64 {
@@ -291,7 +301,7 @@ func median(vs []float64) float64 {
 }
 
 func printSummary(w io.Writer, rows []summaryRow, rounds int) {
-	fmt.Fprintf(w, "\nmedians over %d round(s); ratio rows are fanout/null (calls/s above 1 = fanout faster; p50, p99, CPU above 1 = fanout costlier); fanout-null rows are latency differences\n", rounds)
+	fmt.Fprintf(w, "\nmedians over %d round(s); ratio rows are the median of each round's own fanout/null (calls/s above 1 = fanout faster; p50, p99, CPU above 1 = fanout costlier); fanout-null rows are latency differences\n", rounds)
 	const f = "%-30s %-4s %-10s %-18s %10s %10s %9s %9s %10s %10s %10s\n"
 	fmt.Fprintf(w, f, "scenario", "cli", "op", "target", "calls/s", "msgs/s", "p50", "p99", "srvµs/call", "srvµs/msg", "cliµs/call")
 	for _, r := range rows {
@@ -412,14 +422,15 @@ func filterCosts(rows []summaryRow) []filterCost {
 		if !ok || r.Target == "fanout/null" || r.Target == "fanout-null" || r.Target == "null/hello" {
 			continue
 		}
+		pr := pairedRatio(r.perRound, b.perRound, r.opFigures, b.opFigures) // each round runs both
 		out = append(out, filterCost{
 			Target: r.Target, Client: r.Client, Filtered: r.Scenario, Baseline: b.Scenario,
 			CallsPerSec: r.CallsPerSec, BaseCallsPerSec: b.CallsPerSec,
 			SrvUsPerCall: r.SrvUsPerCall, BaseSrvUsPerCall: b.SrvUsPerCall,
 			P99us: r.P99us, BaseP99us: b.P99us,
-			CallsRatio: ratio(r.CallsPerSec, b.CallsPerSec),
-			SrvRatio:   ratio(r.SrvUsPerCall, b.SrvUsPerCall),
-			P99Ratio:   ratio(r.P99us, b.P99us),
+			CallsRatio: pr.CallsPerSec,
+			SrvRatio:   pr.SrvUsPerCall,
+			P99Ratio:   pr.P99us,
 		})
 	}
 	return out

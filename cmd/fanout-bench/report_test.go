@@ -123,3 +123,35 @@ func TestHeapAllocOf(t *testing.T) {
 		t.Error("no HeapAlloc accepted")
 	}
 }
+
+// TestRatiosPairedByRound: a ratio row is the median of the rounds' own
+// ratios. One slow spell of one side (here a relaxed fanout's round that
+// compacted) moves the ratio of the medians by a third and the paired
+// ratio not at all. (The figures are a measured run's.)
+func TestRatiosPairedByRound(t *testing.T) {
+	var results []*result
+	for i, calls := range [][2]int{{18301, 12215}, {18509, 17715}, {11595, 11219}} {
+		a := fakeResult("send/1024B", "fanout", "http", calls[0], time.Millisecond, time.Second)
+		b := fakeResult("send/1024B", "fanout-relaxed", "http", calls[1], time.Millisecond, time.Second)
+		a.Round, b.Round = i+1, i+1
+		results = append(results, a, b)
+	}
+	rows := summarize(results, []string{"fanout", "fanout-relaxed"})
+	var got *summaryRow
+	for i := range rows {
+		if rows[i].Target == "fanout-relaxed/fanout" {
+			got = &rows[i]
+		}
+	}
+	if got == nil {
+		t.Fatalf("no ratio row in %+v", rows)
+	}
+	// Per round 0.667, 0.957, 0.968; the medians' ratio would be 12215/18301 = 0.667.
+	if got.CallsPerSec < 0.95 || got.CallsPerSec > 0.96 {
+		t.Errorf("calls/s ratio %.3f, want the paired median 0.957", got.CallsPerSec)
+	}
+	// A run cut short (unequal rounds) falls back to the ratio of the medians.
+	if r := pairedRatio([]opFigures{{CallsPerSec: 2}}, nil, opFigures{CallsPerSec: 2}, opFigures{CallsPerSec: 4}); r.CallsPerSec != 0.5 {
+		t.Errorf("fallback %+v", r)
+	}
+}

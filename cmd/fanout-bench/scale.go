@@ -516,10 +516,12 @@ func scaleCosts(rows []summaryRow) []scaleCost {
 		if !ok {
 			continue
 		}
+		// The sides alternate round by round: ratios are paired by round.
+		pr := pairedRatio(r.perRound, b.perRound, r.opFigures, b.opFigures)
 		out = append(out, scaleCost{
 			Scenario: base + "/" + size, Client: r.Client, Target: r.Target, Op: r.Op, Side: side,
-			CallsPerSec: r.CallsPerSec, BaseCallsPerSec: b.CallsPerSec, CallsRatio: ratio(r.CallsPerSec, b.CallsPerSec),
-			SrvUsPerCall: r.SrvUsPerCall, BaseSrvUsPerCall: b.SrvUsPerCall, SrvRatio: ratio(r.SrvUsPerCall, b.SrvUsPerCall),
+			CallsPerSec: r.CallsPerSec, BaseCallsPerSec: b.CallsPerSec, CallsRatio: pr.CallsPerSec,
+			SrvUsPerCall: r.SrvUsPerCall, BaseSrvUsPerCall: b.SrvUsPerCall, SrvRatio: pr.SrvUsPerCall,
 			P50us: r.P50us, P99us: r.P99us, BaseP50us: b.P50us, BaseP99us: b.P99us,
 		})
 	}
@@ -530,7 +532,7 @@ func printScaleCosts(w io.Writer, costs []scaleCost) {
 	if len(costs) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nscale in counts: the scaled side against the baseline (\"one\"), medians of alternating rounds")
+	fmt.Fprintln(w, "\nscale in counts: the scaled side against the baseline (\"one\"), medians of alternating rounds (ratios: the median of each round's own)")
 	for _, c := range costs {
 		if c.Target != "fanout" {
 			c.Client += " " + c.Target
