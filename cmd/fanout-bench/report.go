@@ -419,7 +419,7 @@ func filterCosts(rows []summaryRow) []filterCost {
 			continue
 		}
 		b, ok := baseline[key{r.Target, r.Client, size}]
-		if !ok || r.Target == "fanout/null" || r.Target == "fanout-null" || r.Target == "null/hello" {
+		if !ok || r.perRound == nil { // a ratio or difference row (fanout/null, fanout-base/fanout, ...)
 			continue
 		}
 		pr := pairedRatio(r.perRound, b.perRound, r.opFigures, b.opFigures) // each round runs both

@@ -66,6 +66,15 @@ func TestFilterCosts(t *testing.T) {
 	if !strings.Contains(out.String(), "= 1.50x filtered/unfiltered (target < 2x)") {
 		t.Errorf("printed:\n%s", out.String())
 	}
+	// With a second build, each build has its cost; the builds' ratio
+	// rows (fanout-base/fanout) are not a build and have none.
+	results = append(results,
+		fakeResult("publish-filtered/unfiltered", "fanout-base", "http", 1000, time.Millisecond, 100*time.Millisecond),
+		fakeResult("publish-filtered/filtered=200", "fanout-base", "http", 500, time.Millisecond, 200*time.Millisecond))
+	costs = filterCosts(summarize(results, []string{"fanout", "fanout-base"}))
+	if len(costs) != 2 || costs[1].Target != "fanout-base" || costs[1].SrvRatio < 3.99 || costs[1].SrvRatio > 4.01 {
+		t.Errorf("costs with fanout-base: %+v", costs)
+	}
 }
 
 func TestNewFlags(t *testing.T) {
