@@ -9,10 +9,12 @@ import (
 
 // Fan is one message's deliveries to the subscriptions of one publish,
 // made in order on the publisher's goroutine. What a delivery to a queue
-// that succeeds leaves behind (a count and a record, on one clock reading
-// for the whole fan) is kept back and written with the others of the fan,
-// under one lock each instead of one per queue: with ten queues those
-// dispatcher-wide locks were taken ten times a publish, by every publisher.
+// that succeeds, or a subscription's filter policy that refuses the
+// message, leaves behind (a count and a record, on one clock reading for
+// the whole fan) is kept back and written with the others of the fan,
+// under one lock each instead of one per subscription: with ten queues
+// those dispatcher-wide locks were taken ten times a publish, by every
+// publisher, and with 200 filtered subscriptions 200 times.
 // Anything else the fan records (a filtered-out message, a failed send, a
 // job) first writes what it holds, so the records keep the order the
 // subscriptions were tried in. Close writes the rest; the counts and
@@ -39,6 +41,10 @@ const fanHeld = 10
 type fanDelivery struct {
 	sub Subscriber
 	gen uint64 // the dispatcher's generation when it was made
+	// policy is set on a message the subscription's filter policy
+	// refused, with the attributes it was matched against.
+	policy *filter.Policy
+	attrs  map[string]filter.Attribute
 }
 
 // Fan starts the deliveries of m; call Close when they are made.
@@ -49,10 +55,19 @@ func (f *Fan) Deliver(sub Subscriber) (Waiter, error) {
 	return f.d.deliverJournaled(f.m, sub, f)
 }
 
-// Filtered is the dispatcher's Filtered, within the fan.
+// Filtered is the dispatcher's Filtered, within the fan: its count and
+// record are held back with the fan's deliveries to queues, on the fan's
+// clock reading. A record whose explanation needs more than the records
+// keep (a body-scope policy matched against a body past the records' cap,
+// or a protocol's own body) is made whole at once, as Filtered makes it.
 func (f *Fan) Filtered(sub Subscriber, p *filter.Policy, fm filter.Message) {
-	f.flush()
-	f.d.Filtered(f.m, sub, p, fm)
+	if p.Scope() == filter.ScopeBody && (fm.Body != f.m.Body || f.d.kept(f.m).view.BodyTruncated) {
+		f.flush()
+		f.d.Filtered(f.m, sub, p, fm)
+		return
+	}
+	f.time()
+	f.hold(fanDelivery{sub: sub, gen: f.d.generation.Load(), policy: p, attrs: fm.Attributes})
 }
 
 // Targets tells the fan how many subscriptions it will deliver to. With two
@@ -90,11 +105,13 @@ func (f *Fan) time() time.Time {
 }
 
 // add holds back the count and record of a delivery made in generation gen.
-func (f *Fan) add(sub Subscriber, gen uint64) {
+func (f *Fan) add(sub Subscriber, gen uint64) { f.hold(fanDelivery{sub: sub, gen: gen}) }
+
+func (f *Fan) hold(fd fanDelivery) {
 	if f.n == len(f.held) {
 		f.flush()
 	}
-	f.held[f.n] = fanDelivery{sub: sub, gen: gen}
+	f.held[f.n] = fd
 	f.n++
 }
 
@@ -110,7 +127,12 @@ func (f *Fan) flush() {
 	s := &d.stats
 	s.mu.Lock()
 	for i := range held {
-		if held[i].gen == d.generation.Load() {
+		if held[i].gen != d.generation.Load() {
+			continue
+		}
+		if held[i].policy != nil {
+			counts[i] = s.filteredLocked(held[i].sub)
+		} else {
 			counts[i] = s.deliveredLocked(held[i].sub)
 		}
 	}
@@ -120,7 +142,7 @@ func (f *Fan) flush() {
 	rs.mu.Lock()
 	for i := range held {
 		if counts[i] != nil && held[i].gen == d.generation.Load() { // Reset replaces the ring under mu
-			rs.push(slot{k: k, sub: counts[i], at: f.now})
+			rs.push(slot{k: k, sub: counts[i], at: f.now, policy: held[i].policy, attrs: held[i].attrs})
 		}
 	}
 	rs.mu.Unlock()

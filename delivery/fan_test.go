@@ -16,13 +16,24 @@ import (
 func TestFanCountsAndRecordsAsDeliverDoes(t *testing.T) {
 	t.Parallel()
 	p := filter.MustCompile(`{"k":["v"]}`, filter.ScopeAttributes)
+	bp := filter.MustCompile(`{"k":["v"]}`, filter.ScopeBody)
+	attrs := map[string]filter.Attribute{"k": {DataType: "String", StringValue: "w"}}
+	// Filtered-out messages of each kind a record explains: by attributes,
+	// by the kept body (both worked out when read), and by a protocol's
+	// own body, which the records do not keep (worked out at once).
+	kinds := []struct {
+		p  *filter.Policy
+		fm filter.Message
+	}{{p, filter.Message{}}, {p, filter.Message{Attributes: attrs}}, {bp, filter.Message{Body: "hi"}}, {bp, filter.Message{Body: `{"k":"w"}`}}}
 	policy := retrypolicy.Default("sqs")
 	type step struct {
 		sub      Subscriber
 		filtered bool
+		kind     int
 	}
 	var steps []step
-	for i := range 3*fanHeld + 3 {
+	filtered := 0
+	for i := range 4*fanHeld + 3 {
 		s := Subscriber{Arn: fmt.Sprintf("sub-%02d", i), Protocol: "sqs", Endpoint: queueArn, Raw: i%2 == 0}
 		switch {
 		case i == 20:
@@ -34,7 +45,8 @@ func TestFanCountsAndRecordsAsDeliverDoes(t *testing.T) {
 		case i%7 == 5:
 			s.Policy = &policy // a job
 		case i%7 == 6:
-			steps = append(steps, step{s, true})
+			filtered++
+			steps = append(steps, step{s, true, filtered % len(kinds)})
 			continue
 		}
 		steps = append(steps, step{sub: s})
@@ -46,9 +58,9 @@ func TestFanCountsAndRecordsAsDeliverDoes(t *testing.T) {
 		for _, st := range steps {
 			switch {
 			case st.filtered && fan:
-				f.Filtered(st.sub, p, filter.Message{})
+				f.Filtered(st.sub, kinds[st.kind].p, kinds[st.kind].fm)
 			case st.filtered:
-				d.Filtered(m, st.sub, p, filter.Message{})
+				d.Filtered(m, st.sub, kinds[st.kind].p, kinds[st.kind].fm)
 			case fan:
 				_, _ = f.Deliver(st.sub)
 			default:

@@ -140,15 +140,23 @@ type records struct {
 }
 
 // slot is one kept delivery: a Record, or, for a delivery to a queue that
-// succeeded at its first attempt (the bulk of them, never retried), the
-// few facts that make its Record, which is built when it is read. So a
-// publish to many queues allocates no Record per queue.
+// succeeded at its first attempt (the bulk of them, never retried) and for
+// a message a filter policy refused, the few facts that make its Record,
+// which is built when it is read. So a publish to many queues, or to a
+// topic with many filtered subscriptions, allocates no Record per
+// subscription.
 type slot struct {
-	r *Record // nil for a delivered one:
+	r *Record // nil for a delivered or filtered-out one:
 	k *keptMessage
 	// sub is the subscription's counts, for its ARN, protocol and endpoint.
 	sub *SubscriptionCounts
-	at  time.Time // the attempt's time
+	at  time.Time // the attempt's time, or when the filter refused it
+	// policy is set on a filtered-out slot: the policy that refused the
+	// message. attrs are the attributes it was matched against (the
+	// publish's, shared by every subscription); a body-scope policy was
+	// matched against the kept body.
+	policy *filter.Policy
+	attrs  map[string]filter.Attribute
 }
 
 // message is the slot's kept message, nil if none.
@@ -159,8 +167,24 @@ func (s slot) message() *keptMessage {
 	return s.k
 }
 
-// lean is the Record of a delivered slot, but its Attempts (see attempts).
+// lean is the Record of a delivered or filtered-out slot, but its
+// Attempts (see attempts).
 func (s slot) lean() Record {
+	if p := s.policy; p != nil {
+		r := Record{
+			MessageID: s.k.view.MessageID, Type: TypeNotification, TopicArn: s.k.view.TopicArn,
+			SubscriptionArn: s.sub.SubscriptionArn, Protocol: s.sub.Protocol, Endpoint: s.sub.Endpoint,
+			Status: StatusFiltered, Created: s.at, FilterPolicy: p.String(), FilterScope: string(p.Scope()), kept: s.k,
+		}
+		if p.Scope() == filter.ScopeBody {
+			body := s.k.view.Body
+			r.explain = func() filter.Explanation { return p.Explain(filter.Message{Body: body}) }
+		} else {
+			attrs := s.attrs
+			r.explain = func() filter.Explanation { return p.Explain(filter.Message{Attributes: attrs}) }
+		}
+		return r
+	}
 	return Record{
 		MessageID: s.k.view.MessageID, Type: TypeNotification, TopicArn: s.k.view.TopicArn,
 		SubscriptionArn: s.sub.SubscriptionArn, Protocol: s.sub.Protocol, Endpoint: s.sub.Endpoint,
@@ -168,8 +192,13 @@ func (s slot) lean() Record {
 	}
 }
 
-// attempts is the Attempts of a delivered slot: the one that delivered.
+// attempts is the Attempts of a lean slot: the one that delivered, or
+// none (nil, as copyRecord copies a filtered-out Record's) for a
+// filtered-out one.
 func (s slot) attempts() []Attempt {
+	if s.policy != nil {
+		return nil
+	}
 	return []Attempt{{Number: 1, Time: s.at, Outcome: OutcomeDelivered}}
 }
 

@@ -139,6 +139,15 @@ func (s *stats) skip(sub Subscriber) {
 	s.count(sub, func(c *SubscriptionCounts) { c.NotDelivered++ })
 }
 
+// filteredLocked counts a message sub's filter policy refused, for a
+// caller holding mu, and returns the subscription's counts.
+func (s *stats) filteredLocked(sub Subscriber) *SubscriptionCounts {
+	s.total.Filtered++
+	c := s.sub(sub)
+	c.Filtered++
+	return c
+}
+
 func (s *stats) filter(sub Subscriber) {
 	s.count(sub, func(c *SubscriptionCounts) { c.Filtered++ })
 }
