@@ -61,7 +61,7 @@ func (f *Fan) Deliver(sub Subscriber) (Waiter, error) {
 // keep (a body-scope policy matched against a body past the records' cap,
 // or a protocol's own body) is made whole at once, as Filtered makes it.
 func (f *Fan) Filtered(sub Subscriber, p *filter.Policy, fm filter.Message) {
-	if p.Scope() == filter.ScopeBody && (fm.Body != f.m.Body || f.d.kept(f.m).view.BodyTruncated) {
+	if explainedNow(p, fm, f.m, f.d.kept(f.m)) {
 		f.flush()
 		f.d.Filtered(f.m, sub, p, fm)
 		return

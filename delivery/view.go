@@ -83,26 +83,33 @@ func (d *Dispatcher) kept(m *Message) *keptMessage {
 
 // Filtered records that m did not go to sub because sub's filter policy p
 // refused it; fm is what p was matched against. The explanation is worked
-// out when the record is read, from what the record keeps anyway, or now
-// when that is not enough (a body past the cap, or a protocol's own body).
+// out when the record is read, from what the records keep anyway (a lean
+// slot), or now when that is not enough (a body past the cap, or a
+// protocol's own body).
 func (d *Dispatcher) Filtered(m *Message, sub Subscriber, p *filter.Policy, fm filter.Message) {
-	d.stats.filter(sub)
 	k := d.kept(m)
-	r := &Record{
+	if !explainedNow(p, fm, m, k) {
+		d.stats.mu.Lock()
+		c := d.stats.filteredLocked(sub)
+		d.stats.mu.Unlock()
+		rs := d.records
+		rs.mu.Lock()
+		rs.push(slot{k: k, sub: c, at: d.clock.Now(), policy: p, attrs: fm.Attributes})
+		rs.mu.Unlock()
+		return
+	}
+	d.stats.filter(sub)
+	ex := p.Explain(fm)
+	d.records.add(&Record{
 		MessageID: m.ID, Type: TypeNotification, TopicArn: m.TopicArn, SubscriptionArn: sub.Arn,
 		Protocol: sub.Protocol, Endpoint: sub.Endpoint, Status: StatusFiltered, Created: d.clock.Now(),
-		Attempts: []Attempt{}, FilterPolicy: p.String(), FilterScope: string(p.Scope()), kept: k,
-	}
-	if p.Scope() == filter.ScopeBody {
-		if k.view.BodyTruncated || fm.Body != m.Body {
-			ex := p.Explain(fm)
-			r.Filter = &ex
-		} else {
-			r.explain = func() filter.Explanation { return p.Explain(filter.Message{Body: k.view.Body}) }
-		}
-	} else {
-		attrs := fm.Attributes
-		r.explain = func() filter.Explanation { return p.Explain(filter.Message{Attributes: attrs}) }
-	}
-	d.records.add(r)
+		Attempts: []Attempt{}, FilterPolicy: p.String(), FilterScope: string(p.Scope()), kept: k, Filter: &ex,
+	})
+}
+
+// explainedNow reports whether a filtered-out record must explain itself
+// when made: a body-scope policy matched against a body the records do not
+// keep whole (past their cap, or a protocol's own body).
+func explainedNow(p *filter.Policy, fm filter.Message, m *Message, k *keptMessage) bool {
+	return p.Scope() == filter.ScopeBody && (k.view.BodyTruncated || fm.Body != m.Body)
 }
