@@ -3,7 +3,6 @@ package sqs
 import (
 	"sync"
 	"sync/atomic"
-	"unsafe"
 )
 
 // Queued messages live in memory the garbage collector never has to walk:
@@ -104,12 +103,4 @@ func (s *spareRegions) held() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return int64(s.bytes)
-}
-
-// records views a region as records. The region is at least 8-byte aligned
-// (page-aligned when mapped, a size-class slot of Go's heap otherwise) and
-// records hold no pointers, so the collector never needs to know.
-func (r *region) records() []record {
-	n := len(r.b) / int(unsafe.Sizeof(record{}))
-	return unsafe.Slice((*record)(unsafe.Pointer(unsafe.SliceData(r.b))), n)
 }

@@ -8,9 +8,15 @@ package sqs
 // rewound): a queue consumed in order never copies anything. Messages
 // deleted out of order leave holes, which compact (compact.go) closes once
 // the chunks hold twice what is live.
+//
+// Slot 0 is held in the struct and later slots in a slice, so a queue with
+// a chunk or two keeps no slice of chunks on Go's heap for the collector
+// to mark in each cycle.
 type chunks struct {
-	list     []chunk
-	spare    []uint32 // freed slots of list
+	first    chunk    // slot 0
+	more     []chunk  // slot k at k-1
+	slots    uint32   // slots made
+	spare    []uint32 // freed slots
 	cur      uint32   // 1 + the chunk being appended to; 0: none
 	nextSize int
 	// staged is a region mapped before the queue's lock was taken for the
@@ -27,6 +33,14 @@ type chunk struct {
 	live uint32 // bytes of messages still queued
 }
 
+// slot returns chunk slot i, one of the slots made.
+func (c *chunks) slot(i uint32) *chunk {
+	if i == 0 {
+		return &c.first
+	}
+	return &c.more[i-1]
+}
+
 const (
 	firstChunk = 1 << 10
 	maxChunk   = 1 << 20
@@ -35,7 +49,7 @@ const (
 // reserve returns n bytes to write one message into and where they are.
 func (c *chunks) reserve(n uint32) (at, off uint32, buf []byte) {
 	if c.cur != 0 {
-		k := &c.list[c.cur-1]
+		k := c.slot(c.cur - 1)
 		if int(k.used+n) <= len(k.mem.b) {
 			off = k.used
 			k.used += n
@@ -45,7 +59,7 @@ func (c *chunks) reserve(n uint32) (at, off uint32, buf []byte) {
 			return c.cur - 1, off, k.mem.b[off : off+n : off+n]
 		}
 	}
-	if c.cur != 0 && c.list[c.cur-1].live == 0 {
+	if c.cur != 0 && c.slot(c.cur-1).live == 0 {
 		c.drop(c.cur - 1) // too small for n, and holds nothing
 	}
 	size := max(c.nextSize, firstChunk)
@@ -63,10 +77,15 @@ func (c *chunks) reserve(n uint32) (at, off uint32, buf []byte) {
 	if len(c.spare) > 0 {
 		at = c.spare[len(c.spare)-1]
 		c.spare = c.spare[:len(c.spare)-1]
-		c.list[at] = k
+		*c.slot(at) = k
 	} else {
-		at = uint32(len(c.list))
-		c.list = append(c.list, k)
+		at = c.slots
+		if at > 0 {
+			c.more = append(c.more, k)
+		} else {
+			c.first = k
+		}
+		c.slots++
 	}
 	c.cur = at + 1
 	return c.reserve(n)
@@ -77,7 +96,7 @@ func (c *chunks) reserve(n uint32) (at, off uint32, buf []byte) {
 // being appended to has room or the next chunk would be small (Go's heap).
 func (c *chunks) regionFor(n, largest int) int {
 	if c.cur != 0 {
-		if k := &c.list[c.cur-1]; int(k.used)+n <= len(k.mem.b) {
+		if k := c.slot(c.cur - 1); int(k.used)+n <= len(k.mem.b) {
 			return 0
 		}
 	}
@@ -100,13 +119,13 @@ func (c *chunks) stage(r region) {
 // bytes returns the message bytes of r: a view, for use under the queue's
 // lock only; anything handed out is copied from it.
 func (c *chunks) bytes(r *record) []byte {
-	return c.list[r.chunk].mem.b[r.off : r.off+r.size()]
+	return c.slot(r.chunk).mem.b[r.off : r.off+r.size()]
 }
 
 // forget marks r's bytes dead, freeing its chunk when nothing in it lives.
 func (c *chunks) forget(r *record) {
 	n := r.size()
-	k := &c.list[r.chunk]
+	k := c.slot(r.chunk)
 	k.live -= n
 	c.live -= int64(n)
 	if k.live > 0 {
@@ -121,7 +140,7 @@ func (c *chunks) forget(r *record) {
 }
 
 func (c *chunks) drop(at uint32) {
-	k := &c.list[at]
+	k := c.slot(at)
 	c.written -= int64(k.used)
 	c.held -= int64(len(k.mem.b))
 	k.mem.free()
@@ -134,8 +153,8 @@ func (c *chunks) drop(at uint32) {
 
 // reset frees every chunk.
 func (c *chunks) reset() {
-	for i := range c.list {
-		c.list[i].mem.free()
+	for i := range c.slots {
+		c.slot(i).mem.free()
 	}
 	c.staged.free()
 	*c = chunks{}

@@ -51,7 +51,7 @@ func (q *Queue) compactBytes() {
 		var buf []byte
 		chunk, off := r.chunk, r.off
 		r.chunk, r.off, buf = fresh.reserve(r.size())
-		copy(buf, s.chunks.list[chunk].mem.b[off:off+r.size()])
+		copy(buf, s.chunks.slot(chunk).mem.b[off:off+r.size()])
 	}
 	s.chunks.reset()
 	s.chunks = fresh

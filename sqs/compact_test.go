@@ -150,7 +150,7 @@ func TestStoreMemoryFollowsContents(t *testing.T) {
 		send(t, small, strings.Repeat("x", 64))
 	}
 	small.lock()
-	pages, held, mapped := len(small.msgs.slab.pages), small.msgs.chunks.held, small.msgs.slab.pages[0].mapped
+	pages, held, mapped := small.msgs.slab.pageCount(), small.msgs.chunks.held, small.msgs.slab.page0.mapped
 	small.unlock()
 	if pages != 1 || held > firstChunk || mapped {
 		t.Fatalf("3 messages: %d pages, %d chunk bytes, mapped %v", pages, held, mapped)

@@ -3,6 +3,7 @@ package sqs
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -55,4 +56,31 @@ func TestSmallQueueKeepsFewObjects(t *testing.T) {
 		t.Errorf("a queue holding %d bytes has no cleanup", big.msgs.chunks.held)
 	}
 	big.unlock()
+}
+
+// Every cycle of the collector visits each object of each queue, and each
+// pointer to one costs it a lookup: a standard queue holding a message is
+// six objects (the queue, its store, its ARN, its first record page, its
+// first chunk and its ready ring), not nine. Not parallel, so that the
+// heap's object count is this test's.
+func TestQueueWithAMessageIsSixObjects(t *testing.T) {
+	e, _ := newTestEngine(t)
+	const n = 2000
+	queues := make([]*Queue, n)
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapObjects
+	for i := range queues {
+		queues[i] = mustQueue(t, e, fmt.Sprintf("q%d", i), nil)
+		send(t, queues[i], "hello")
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	// The engine's map of queues is a few more objects in all (its name
+	// is the end of its ARN, and the map's key).
+	if per := float64(ms.HeapObjects-before) / n; per > 6.5 {
+		t.Errorf("%.2f heap objects per queue holding a message, want 6", per)
+	}
+	runtime.KeepAlive(queues)
 }

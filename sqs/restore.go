@@ -378,14 +378,12 @@ func (r *Restorer) roomFor(s *store, n int) {
 	if s.slab.free != 0 {
 		return // alloc reuses a slot
 	}
-	if p, _ := locate(s.slab.n); int(p) == len(s.slab.pages) && pageLen(int(p))*recordSize == bigPage {
+	if p, _ := locate(s.slab.n); int(p) == s.slab.pageCount() && pageLen(int(p))*recordSize == bigPage {
 		if r.pagesAhead == nil {
 			r.pagesAhead = newRegionsAhead(bigPage)
 		}
 		// The page alloc would add, zeroed as its own would be.
-		reg := r.pagesAhead.take()
-		s.slab.pages = append(s.slab.pages, reg)
-		s.slab.recs = append(s.slab.recs, reg.records())
+		s.slab.addPage(r.pagesAhead.take())
 	}
 }
 

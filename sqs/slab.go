@@ -1,6 +1,9 @@
 package sqs
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // record is a queued message as its queue keeps it: fixed-size fields and
 // no pointers, so a page of them is one noscan object (or no Go object at
@@ -58,12 +61,18 @@ const none = ^uint32(0)
 // valid until the slot is freed or the queue compacts (compact.go). Page 0
 // holds 64 records, page p (1-6) 64<<(p-1), later pages pageRecs each: a
 // small queue stays small and a large one does not copy itself as it grows.
+//
+// Page 0 is held in the slab itself and the later pages in a slice, and a
+// record is found from its page's bytes: a queue holding a few messages is
+// then one object on Go's heap for its records, not three (the page, a
+// slice of pages and a slice of their record views), and with 100,000 such
+// queues every collection marks 200,000 objects fewer.
 type slab struct {
-	pages []region
-	recs  [][]record // recs[p] views pages[p]
-	n     uint32     // slots handed out so far
-	free  uint32     // 1 + the first free slot; 0: none
-	live  int        // slots in use
+	page0 region
+	pages []region // page p at p-1
+	n     uint32   // slots handed out so far
+	free  uint32   // 1 + the first free slot; 0: none
+	live  int      // slots in use
 }
 
 const (
@@ -94,9 +103,35 @@ func pageLen(p int) int {
 	return pageRecs
 }
 
+// at returns slot i, which must be below n: locate keeps o within page p,
+// whose region holds pageLen(p) records. A region is at least 8-byte
+// aligned (page-aligned when mapped, a size-class slot of Go's heap
+// otherwise) and records hold no pointers, so the collector never needs to
+// know that its bytes are records.
 func (s *slab) at(i uint32) *record {
 	p, o := locate(i)
-	return &s.recs[p][o]
+	b := s.page0.b
+	if p != 0 {
+		b = s.pages[p-1].b
+	}
+	return (*record)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), uintptr(o)*uintptr(recordSize)))
+}
+
+// pageCount returns how many pages the slab holds.
+func (s *slab) pageCount() int {
+	if s.page0.b == nil {
+		return 0
+	}
+	return 1 + len(s.pages)
+}
+
+// addPage appends page reg, of pageLen(pageCount()) records.
+func (s *slab) addPage(reg region) {
+	if s.page0.b == nil {
+		s.page0 = reg
+		return
+	}
+	s.pages = append(s.pages, reg)
 }
 
 // alloc returns a zeroed slot.
@@ -110,10 +145,8 @@ func (s *slab) alloc() uint32 {
 		return i
 	}
 	i := s.n
-	if p, _ := locate(i); int(p) == len(s.pages) {
-		reg := allocRegion(pageLen(int(p))*recordSize, true)
-		s.pages = append(s.pages, reg)
-		s.recs = append(s.recs, reg.records())
+	if p, _ := locate(i); int(p) == s.pageCount() {
+		s.addPage(allocRegion(pageLen(int(p))*recordSize, true))
 	}
 	s.n++
 	return i
@@ -129,6 +162,7 @@ func (s *slab) release(i uint32) {
 
 // reset frees every page.
 func (s *slab) reset() {
+	s.page0.free()
 	for i := range s.pages {
 		s.pages[i].free()
 	}

@@ -47,6 +47,9 @@ func fetchProfile(ctx context.Context, endpoint string, secs int, path string) s
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Sprintf("CPU profile: HTTP %d (does the server run with --pprof?)", resp.StatusCode)
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "CPU profile: " + err.Error()
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return "CPU profile: " + err.Error()
