@@ -91,6 +91,16 @@ func (c *chunks) reserve(n uint32) (at, off uint32, buf []byte) {
 	return c.reserve(n)
 }
 
+// sizeFor returns the size of the chunk reserve makes next for a message
+// of n bytes.
+func (c *chunks) sizeFor(n int) int {
+	size := max(c.nextSize, firstChunk)
+	for size < n {
+		size *= 2
+	}
+	return size
+}
+
 // regionFor returns the size of the mapped region that reserving n more
 // bytes, in messages of at most largest bytes, would map, or 0 if the chunk
 // being appended to has room or the next chunk would be small (Go's heap).

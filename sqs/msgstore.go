@@ -2,6 +2,7 @@ package sqs
 
 import (
 	"encoding/binary"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -33,6 +34,28 @@ const senderInExt = ^uint16(0)
 const recordSize = int(unsafe.Sizeof(record{}))
 
 func (s *store) at(i uint32) *record { return s.slab.at(i) }
+
+// firstPages gives an empty store its first record page and, in the same
+// allocation, its first chunk, made for a message of at most n bytes: a
+// queue's first message then puts one object on Go's heap, not two, and
+// each collection visits one fewer for each of 100,000 such queues. The
+// chunk takes the rest of the allocation's size class (Go's heap would
+// round it up anyway) and is staged for the reserve that follows; should
+// that message need more, tidy drops the staged chunk unused.
+func (s *store) firstPages(n int) {
+	if s.slab.pageCount() != 0 || s.chunks.slots != 0 || s.chunks.staged.b != nil {
+		return
+	}
+	page := pageLen(0) * recordSize
+	size := s.chunks.sizeFor(n)
+	if page+size >= bigRegion {
+		return
+	}
+	b := slices.Grow([]byte(nil), page+size) // zeroed, as a record page must be
+	b = b[:cap(b)]
+	s.slab.addPage(region{b: b[:page:page]})
+	s.chunks.stage(region{b: b[page:]})
+}
 
 // release frees all the store's memory, and drops its references to
 // shared bodies.

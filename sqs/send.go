@@ -307,6 +307,7 @@ func validMessageID(s string) bool {
 // returns its record. Callers hold mu.
 func (q *Queue) enqueue(d *draft, delay *int, now time.Time) uint32 {
 	q.seq++
+	q.msgs.firstPages(d.storedSize())
 	i := q.msgs.slab.alloc()
 	r := q.rec(i)
 	r.seq, r.order = q.seq, q.seq

@@ -10,18 +10,22 @@ package sqs
 // Time is evaluated lazily: promote moves what has come due whenever the
 // queue is touched, so no ticker scans queues.
 
-// deque is a ring buffer of record indexes.
+// deque is a ring buffer of record indexes. Its first few are held in the
+// deque itself, so a queue holding a few messages keeps no ring on Go's
+// heap for the collector to visit; a deque lives in its queue and is not
+// copied once it holds any (buf may point into small).
 type deque struct {
 	buf        []uint32
 	head, size int
+	small      [8]uint32
 }
 
 func (d *deque) push(i uint32) {
+	if d.buf == nil {
+		d.buf = d.small[:]
+	}
 	if d.size == len(d.buf) {
-		n := len(d.buf) * 2
-		if n == 0 {
-			n = 64
-		}
+		n := max(len(d.buf)*2, 64)
 		nb := make([]uint32, n)
 		for k := 0; k < d.size; k++ {
 			nb[k] = d.at(k)
