@@ -62,11 +62,8 @@ func (c *chunks) reserve(n uint32) (at, off uint32, buf []byte) {
 	if c.cur != 0 && c.slot(c.cur-1).live == 0 {
 		c.drop(c.cur - 1) // too small for n, and holds nothing
 	}
-	size := max(c.nextSize, firstChunk)
-	c.nextSize = min(size*2, maxChunk)
-	for size < int(n) {
-		size *= 2
-	}
+	size := c.sizeFor(int(n))
+	c.nextSize = min(max(c.nextSize, firstChunk)*2, maxChunk)
 	var k chunk
 	if len(c.staged.b) >= size {
 		k.mem, c.staged = c.staged, region{}
@@ -110,10 +107,7 @@ func (c *chunks) regionFor(n, largest int) int {
 			return 0
 		}
 	}
-	size := max(c.nextSize, firstChunk)
-	for size < largest {
-		size *= 2
-	}
+	size := c.sizeFor(largest)
 	if size < bigRegion || len(c.staged.b) >= size {
 		return 0
 	}
