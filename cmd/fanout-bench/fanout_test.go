@@ -79,7 +79,8 @@ func TestFillAgainstFanout(t *testing.T) {
 	}
 	defer srv.Close()
 	cfg := &config{clients: 2, duration: time.Second, warmup: 20 * time.Millisecond, size: 64,
-		fillFor: 600 * time.Millisecond, fillWin: 200 * time.Millisecond, scenarios: []string{"fill"}}
+		fillFor: 600 * time.Millisecond, fillWin: 200 * time.Millisecond, scenarios: []string{"fill"},
+		prefault: prefaultBlock}
 	tgt := &target{name: srv.URL(), endpoint: srv.URL()}
 	sdk := newSDKClient(srv.URL(), newSDKHTTPClient(cfg.clients))
 	raw := &rawClient{hc: newHTTPClient(cfg.clients), endpoint: srv.URL()}

@@ -14,8 +14,10 @@ import (
 // The fill scenario: batch sends with no consumer, for --fill-duration, so a
 // cost that grows with the backlog shows as a rate that falls from one
 // 5-second window to the next. Each window's line gives its rate, the queue
-// depth at its end and, from fanout's runtime metrics, the collector's share
-// of the CPU fanout used in it.
+// depth at its end, from fanout's runtime metrics the collector's share of
+// the CPU fanout used in it, and fanout's user and kernel CPU time a
+// message (from /proc): on a VM, memory the host has taken back costs
+// several times more kernel time on first use (see --prefault).
 
 const defaultFillWindow = 5 * time.Second
 
@@ -32,9 +34,14 @@ type fillSample struct {
 	at    time.Duration
 	depth int // -1 if unknown
 	rt    map[string]float64
+	// The server's user and system CPU time; -1 if unknown.
+	user, sys time.Duration
 }
 
 func prepareFill(ctx context.Context, e *env) (*workload, error) {
+	if e.cfg.prefault > 0 {
+		prefault(e.cfg.prefault)
+	}
 	q, _, err := e.newQueue(ctx, "", false)
 	if err != nil {
 		return nil, err
@@ -46,7 +53,12 @@ func prepareFill(ctx context.Context, e *env) (*workload, error) {
 	var mu sync.Mutex
 	var samples []fillSample
 	sample := func(ctx context.Context, at time.Duration) {
-		s := fillSample{at: at, depth: -1}
+		s := fillSample{at: at, depth: -1, user: -1, sys: -1}
+		if pid := e.tgt.pid(); pid > 0 {
+			if user, sys, err := processTimes(pid, clockTick()); err == nil {
+				s.user, s.sys = user, sys
+			}
+		}
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		if d, err := e.ctl.queueDepth(cctx, q); err == nil {
@@ -118,6 +130,9 @@ func fillNotes(rates []float64, samples []fillSample) []string {
 		if share, ok := gcShare(prev.rt, cur.rt); ok {
 			line += fmt.Sprintf(", GC %4.1f%% of fanout's CPU", 100*share)
 		}
+		if user, sys, ok := cpuPerMsg(prev, cur, rates[i-1]); ok {
+			line += fmt.Sprintf(", fanout's CPU a message: user %.2f µs, kernel %.2f µs", user, sys)
+		}
 		notes = append(notes, line)
 	}
 	if full >= 2 && rates[0] > 0 {
@@ -131,6 +146,11 @@ func fillNotes(rates []float64, samples []fillSample) []string {
 			}
 			line += fmt.Sprintf(", %0.f collections, live heap %.0f MiB at the end",
 				b["/gc/cycles/total:gc-cycles"]-a["/gc/cycles/total:gc-cycles"], b["/gc/heap/live:bytes"]/(1<<20))
+		}
+		if ua, ka, okA := cpuPerMsg(samples[0], samples[1], rates[0]); okA {
+			if ub, kb, okB := cpuPerMsg(samples[full-1], samples[full], rates[full-1]); okB {
+				line += fmt.Sprintf("; fanout's CPU a message, first window then last: user %.2f and %.2f µs, kernel %.2f and %.2f µs", ua, ub, ka, kb)
+			}
 		}
 		notes = append(notes, line)
 	}
@@ -180,6 +200,16 @@ func fillTrend(rates []float64, samples []fillSample) (string, bool) {
 	}
 	return fmt.Sprintf("fill trend (least squares over %d windows): %.0f msgs/s at depth %.0f, %.0f at depth %.0f: fitted last / first = %.2f, %+.0f msgs/s per million queued",
 		len(xs), at(first), first, at(last), last, at(last)/at(first), slope*1e6), true
+}
+
+// cpuPerMsg is the server's user and system CPU time between two readings
+// over the messages sent between them at rate, in microseconds.
+func cpuPerMsg(a, b fillSample, rate float64) (user, sys float64, ok bool) {
+	n := rate * (b.at - a.at).Seconds()
+	if a.sys < 0 || b.sys < 0 || a.user < 0 || b.user < 0 || n <= 0 {
+		return 0, 0, false
+	}
+	return float64((b.user - a.user).Microseconds()) / n, float64((b.sys - a.sys).Microseconds()) / n, true
 }
 
 func depthText(d int) string {

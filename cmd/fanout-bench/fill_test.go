@@ -1,8 +1,11 @@
 package main
 
 import (
+	"os"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFillTrend: a rate that falls by half as the queue grows shows as a
@@ -35,5 +38,62 @@ func TestFillTrend(t *testing.T) {
 	unknown[3].depth = -1
 	if _, ok := fillTrend(flat, unknown); ok {
 		t.Fatal("a trend without the depths")
+	}
+}
+
+// TestFillNotesKernelTime: each window's line gives the server's user and
+// system CPU time a message, and the summary the first and last windows', when
+// the tool could read them; without them the lines say nothing of it.
+func TestFillNotesKernelTime(t *testing.T) {
+	const s = time.Second
+	samples := []fillSample{{at: 0, depth: 0, user: 0, sys: 0}, {at: 5 * s, depth: 500000, user: 5 * s, sys: s},
+		{at: 10 * s, depth: 1000000, user: 10 * s, sys: 3 * s}}
+	rates := []float64{100000, 100000}
+	notes := strings.Join(fillNotes(rates, samples), "\n")
+	for _, want := range []string{"user 10.00 µs, kernel 2.00 µs", "user 10.00 µs, kernel 4.00 µs",
+		"first window then last: user 10.00 and 10.00 µs, kernel 2.00 and 4.00 µs"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("no %q in\n%s", want, notes)
+		}
+	}
+	for i := range samples {
+		samples[i].sys = -1
+	}
+	if notes := strings.Join(fillNotes(rates, samples), "\n"); strings.Contains(notes, "kernel") || strings.Contains(notes, "user") {
+		t.Errorf("kernel time without readings:\n%s", notes)
+	}
+}
+
+// TestPrefaultGivesMemoryBack: prefault touches what it is asked to and
+// leaves the tool's heap as it was, so the server gets the pages.
+func TestPrefaultGivesMemoryBack(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	prefault(3 * prefaultBlock)
+	runtime.ReadMemStats(&after)
+	if after.TotalAlloc-before.TotalAlloc < 3*prefaultBlock {
+		t.Errorf("touched %d bytes, want %d", after.TotalAlloc-before.TotalAlloc, 3*prefaultBlock)
+	}
+	if after.HeapInuse > before.HeapInuse+prefaultBlock/2 {
+		t.Errorf("heap in use %d after, %d before: not given back", after.HeapInuse, before.HeapInuse)
+	}
+	if got := after.HeapSys - after.HeapReleased; got > before.HeapSys-before.HeapReleased+prefaultBlock/2 {
+		t.Errorf("heap kept from the OS %d after, %d before", got, before.HeapSys-before.HeapReleased)
+	}
+}
+
+// TestProcessTimes reads this process's own user and system CPU time,
+// after work that takes some of both.
+func TestProcessTimes(t *testing.T) {
+	u0, s0, err := processTimes(os.Getpid(), clockTick())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefault(prefaultBlock) // pages faulted in: kernel time
+	for deadline := time.Now().Add(50 * time.Millisecond); time.Now().Before(deadline); {
+	}
+	u1, s1, err := processTimes(os.Getpid(), clockTick())
+	if err != nil || u1 < u0 || s1 < s0 || u1+s1 == u0+s0 {
+		t.Fatalf("user %v then %v, system %v then %v: %v", u0, u1, s0, s1, err)
 	}
 }

@@ -18,6 +18,8 @@
 //	go run ./cmd/fanout-bench --target http://127.0.0.1:4566 --json > out.json
 //	go run ./cmd/fanout-bench --target fanout,null,hello --client http --scenario send-batch
 //	go run ./cmd/fanout-bench --scenario fill --client http --fill-duration 60s
+//	# the same on a VM, with the memory the fill will take backed by the host first
+//	go run ./cmd/fanout-bench --scenario fill --client http --fill-duration 100s --prefault 8
 //
 // Issue 7's measurements:
 //
@@ -107,6 +109,7 @@ type config struct {
 	sizes       []int         // --body-sizes: every scenario runs once per size
 	fillFor     time.Duration // the fill scenario's timed phase
 	fillWin     time.Duration // its window; 0 is 5 s (tests shorten it)
+	prefault    int64         // --prefault: bytes to touch and free before each fill (prefault.go)
 	queued      int
 	groups      []int
 	subs        []int
@@ -167,6 +170,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		size    = fs.Int("size", 1024, "message body size in bytes for --memory and --soak; given without --body-sizes, also the only body size of the scenarios")
 		bsizes  = fs.String("body-sizes", "64,1024", "comma list of message body sizes in bytes; every scenario runs once per size")
 		fillFor = fs.Duration("fill-duration", time.Minute, "timed phase of the fill scenario (its windows are 5 s)")
+		prefGiB = fs.Int("prefault", 0, "fill: before each fill, touch this many GiB of memory in this tool and free it, so that a VM's host backs the memory the server fills next (see prefault.go; the fill reports fanout's kernel time a message either way)")
 		queued  = fs.Int("queued", 100000, "backlog the drain scenario pre-fills and holds (it refills what it deletes)")
 		groups  = fs.String("groups", "1000", "comma list of FIFO message-group counts for fifo-send-receive (e.g. 1,1000)")
 		subs    = fs.String("subs", "3", "comma list of SQS subscription counts for publish (e.g. 1,3,10)")
@@ -220,6 +224,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		warmup:     *warm,
 		size:       *size,
 		fillFor:    *fillFor,
+		prefault:   int64(*prefGiB) << 30,
 		hello:      *hello,
 		queued:     *queued,
 		rounds:     *rounds,
@@ -301,6 +306,8 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		return nil, errors.New("--duration must be in (0, 1h]")
 	case cfg.fillFor < defaultFillWindow || cfg.fillFor > time.Hour:
 		return nil, errors.New("--fill-duration must be in [5s, 1h]")
+	case checkPrefault(*prefGiB) != nil:
+		return nil, checkPrefault(*prefGiB)
 	case cfg.warmup < 0 || cfg.warmup > 10*time.Minute:
 		return nil, errors.New("--warmup must be in [0, 10m]")
 	case cfg.size < 1 || cfg.size > 256*1024:

@@ -98,7 +98,7 @@ func TestNewFlags(t *testing.T) {
 	for _, bad := range [][]string{
 		{"--sink-fail", "1"}, {"--sink-fail", "-0.1"}, {"--sink-fail", "x"}, {"--filtered", "2"},
 		{"--window", "0"}, {"--memory", "-1"}, {"--memory", "10", "--target", "null"},
-		{"--target", "fanout,fanout-base"},
+		{"--target", "fanout,fanout-base"}, {"--prefault", "-1"}, {"--prefault", "1025"},
 	} {
 		if _, err := parseFlags(bad, &serve); err == nil {
 			t.Errorf("%q accepted", bad)
@@ -109,6 +109,9 @@ func TestNewFlags(t *testing.T) {
 	}
 	if cfg, err := parseFlags([]string{"--target", "fanout,null,fanout-base", "--base-bin", "old"}, &serve); err != nil || cfg.baseBin != "old" {
 		t.Errorf("--base-bin: %v", err)
+	}
+	if cfg, err := parseFlags([]string{"--scenario", "fill", "--prefault", "1"}, &serve); err != nil || cfg.prefault != 1<<30 {
+		t.Errorf("--prefault: %v", err)
 	}
 }
 

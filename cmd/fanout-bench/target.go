@@ -242,26 +242,33 @@ var clockTick = sync.OnceValue(func() time.Duration {
 
 // processCPU returns user+system CPU time of pid from /proc/<pid>/stat.
 func processCPU(pid int, tick time.Duration) (time.Duration, error) {
+	user, sys, err := processTimes(pid, tick)
+	return user + sys, err
+}
+
+// processTimes returns the user and the system CPU time of pid from
+// /proc/<pid>/stat.
+func processTimes(pid int, tick time.Duration) (user, sys time.Duration, err error) {
 	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// The command name (field 2) may contain spaces; fields resume after ')'.
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return 0, errors.New("malformed /proc stat")
+		return 0, 0, errors.New("malformed /proc stat")
 	}
 	f := strings.Fields(string(data[i+1:]))
 	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
 	if len(f) < 13 {
-		return 0, errors.New("short /proc stat")
+		return 0, 0, errors.New("short /proc stat")
 	}
 	ut, err1 := strconv.ParseInt(f[11], 10, 64)
 	st, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return time.Duration(ut+st) * tick, nil
+	return time.Duration(ut) * tick, time.Duration(st) * tick, nil
 }
 
 // dirBytes is the size of the files directly in dir (a data dir is flat).
