@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -153,4 +155,31 @@ func startFanout(t *testing.T) *fanout.Server {
 	}
 	t.Cleanup(func() { srv.Close() })
 	return srv
+}
+
+// TestServerKernelTime: with a server whose process the tool knows (here
+// the test's own, which serves fanout in process), a run reports the
+// kernel's part of the server's CPU and a note of it a call.
+func TestServerKernelTime(t *testing.T) {
+	srv := startFanout(t)
+	self, err := os.FindProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config{clients: 2, duration: 300 * time.Millisecond, warmup: 20 * time.Millisecond, size: 64, scenarios: []string{"send"}}
+	tgt := &target{name: "fanout", endpoint: srv.URL(), cmd: &exec.Cmd{Process: self}}
+	sdk := newSDKClient(srv.URL(), newSDKHTTPClient(cfg.clients))
+	raw := &rawClient{hc: newHTTPClient(cfg.clients), endpoint: srv.URL()}
+	v := cfg.variants()[0]
+	e := &env{cfg: cfg, tgt: tgt, kind: kindHTTP, dp: raw, ctl: sdk, fill: raw, size: v.size, prefix: "sys"}
+	res, err := runOne(context.Background(), v, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ServerCPU <= 0 || res.ServerSys < 0 || res.ServerSys > res.ServerCPU {
+		t.Fatalf("server CPU %v, of it kernel %v", res.ServerCPU, res.ServerSys)
+	}
+	if notes := strings.Join(res.Notes, "\n"); !strings.Contains(notes, "server kernel time: ") || !strings.Contains(notes, "a send call") {
+		t.Fatalf("notes:\n%s", notes)
+	}
 }

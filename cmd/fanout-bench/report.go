@@ -488,6 +488,7 @@ type jsonRun struct {
 	Primary      string   `json:"primary_op"`
 	ElapsedSec   float64  `json:"elapsed_sec"`
 	ServerCPUSec *float64 `json:"server_cpu_sec,omitempty"`
+	ServerSysSec *float64 `json:"server_sys_sec,omitempty"` // the kernel's part of server_cpu_sec
 	ClientCPUSec float64  `json:"client_cpu_sec"`
 	RSSBeforeKiB int64    `json:"server_rss_before_kib,omitempty"`
 	RSSAfterKiB  int64    `json:"server_rss_after_setup_kib,omitempty"`
@@ -506,6 +507,10 @@ func jsonReport(cfg *config, results []*result, sum []summaryRow, costs []filter
 		if r.ServerCPU >= 0 {
 			s := r.ServerCPU.Seconds()
 			jr.ServerCPUSec = &s
+		}
+		if r.ServerSys >= 0 {
+			s := r.ServerSys.Seconds()
+			jr.ServerSysSec = &s
 		}
 		for _, op := range sortedOps(r) {
 			st := r.Ops[op]

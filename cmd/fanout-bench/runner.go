@@ -150,6 +150,7 @@ type result struct {
 	Primary   string // op whose calls and messages the CPU figures divide by
 	Elapsed   time.Duration
 	ServerCPU time.Duration // -1 when unknown (URL target)
+	ServerSys time.Duration // the system (kernel) part of ServerCPU; -1 when unknown
 	ClientCPU time.Duration
 	Ops       statSet
 	Notes     []string
@@ -197,10 +198,10 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 		return nil, err
 	}
 
-	var cpu0 time.Duration = -1
+	var cpu0, sys0 time.Duration = -1, -1
 	if pid != 0 {
-		if c, err := processCPU(pid, clockTick()); err == nil {
-			cpu0 = c
+		if u, s, err := processTimes(pid, clockTick()); err == nil {
+			cpu0, sys0 = u+s, s
 		}
 	}
 	self0 := selfCPU()
@@ -214,10 +215,10 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 	}
 	stats, elapsed := runPhase(ctx, wl, e.cfg.clients, timed, true)
 	self1 := selfCPU()
-	cpu1 := time.Duration(-1)
+	cpu1, sys1 := time.Duration(-1), time.Duration(-1)
 	if cpu0 >= 0 {
-		if c, err := processCPU(pid, clockTick()); err == nil {
-			cpu1 = c
+		if u, s, err := processTimes(pid, clockTick()); err == nil {
+			cpu1, sys1 = u+s, s
 		}
 	}
 	res := &result{
@@ -227,6 +228,7 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 		Primary:   v.sc.primary,
 		Elapsed:   elapsed,
 		ServerCPU: -1,
+		ServerSys: -1,
 		ClientCPU: self1 - self0,
 		Ops:       stats,
 		Notes:     e.notes,
@@ -238,7 +240,13 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 		res.Notes = append(res.Notes, fmt.Sprintf("timed phase ended after %.2fs: no work left", elapsed.Seconds()))
 	}
 	if cpu1 >= 0 {
-		res.ServerCPU = cpu1 - cpu0
+		res.ServerCPU, res.ServerSys = cpu1-cpu0, sys1-sys0
+		if st := stats[v.sc.primary]; st != nil && st.calls > 0 && res.ServerCPU > 0 {
+			// The kernel's part: sockets, and the page faults of memory a
+			// server storing messages takes (see prefault.go).
+			res.Notes = append(res.Notes, fmt.Sprintf("server kernel time: %.1f µs a %s call, %.0f%% of its CPU",
+				float64(res.ServerSys.Microseconds())/float64(st.calls), v.sc.primary, 100*float64(res.ServerSys)/float64(res.ServerCPU)))
+		}
 	}
 	if wl.finish != nil {
 		res.Notes = append(res.Notes, wl.finish(ctx, stats)...)
