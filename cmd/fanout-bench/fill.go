@@ -17,7 +17,7 @@ import (
 // depth at its end, from fanout's runtime metrics the collector's share of
 // the CPU fanout used in it, and fanout's user and kernel CPU time a
 // message (from /proc): on a VM, memory the host has taken back costs
-// several times more kernel time on first use (see --prefault).
+// several times more kernel time on first use (see prefault.go).
 
 const defaultFillWindow = 5 * time.Second
 
@@ -39,9 +39,6 @@ type fillSample struct {
 }
 
 func prepareFill(ctx context.Context, e *env) (*workload, error) {
-	if e.cfg.prefault > 0 {
-		prefault(e.cfg.prefault)
-	}
 	q, _, err := e.newQueue(ctx, "", false)
 	if err != nil {
 		return nil, err

@@ -109,7 +109,7 @@ type config struct {
 	sizes       []int         // --body-sizes: every scenario runs once per size
 	fillFor     time.Duration // the fill scenario's timed phase
 	fillWin     time.Duration // its window; 0 is 5 s (tests shorten it)
-	prefault    int64         // --prefault: bytes to touch and free before each fill (prefault.go)
+	prefault    int64         // --prefault: bytes to touch and free before each run (prefault.go)
 	queued      int
 	groups      []int
 	subs        []int
@@ -170,7 +170,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		size    = fs.Int("size", 1024, "message body size in bytes for --memory and --soak; given without --body-sizes, also the only body size of the scenarios")
 		bsizes  = fs.String("body-sizes", "64,1024", "comma list of message body sizes in bytes; every scenario runs once per size")
 		fillFor = fs.Duration("fill-duration", time.Minute, "timed phase of the fill scenario (its windows are 5 s)")
-		prefGiB = fs.Int("prefault", 0, "fill: before each fill, touch this many GiB of memory in this tool and free it, so that a VM's host backs the memory the server fills next (see prefault.go; the fill reports fanout's kernel time a message either way)")
+		prefGiB = fs.Int("prefault", 0, "before each run's warm-up, touch this many GiB of memory in this tool and free it, so that a VM's host backs the memory the server takes next (see prefault.go; each run notes the server's kernel time either way)")
 		queued  = fs.Int("queued", 100000, "backlog the drain scenario pre-fills and holds (it refills what it deletes)")
 		groups  = fs.String("groups", "1000", "comma list of FIFO message-group counts for fifo-send-receive (e.g. 1,1000)")
 		subs    = fs.String("subs", "3", "comma list of SQS subscription counts for publish (e.g. 1,3,10)")

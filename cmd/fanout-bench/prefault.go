@@ -13,12 +13,13 @@ import (
 // free-page reporting), a page the guest has not used lately costs several
 // times more kernel time on its first use: on the 2-core VM the README's
 // figures come from, mapping fresh memory costs about 0.5 ms a MiB for the
-// first 2 GiB and 2 to 2.7 ms a MiB past it, for any program. A fill that
-// stores gigabytes then slows with its depth for the machine's reason, not
-// the server's. --prefault touches that much memory in this tool and gives
-// it back just before each fill, so the pages the server takes next are
-// ones the host already backs; the fill's per-window kernel time shows
-// which case a run was in.
+// first 2 GiB and 2 to 2.7 ms a MiB past it, for any program. A server
+// that stores what it is sent then pays for the machine's reason, not its
+// own, and a fill that stores gigabytes slows with its depth. --prefault
+// touches that much memory in this tool and gives it back just before each
+// run's warm-up, so the pages the server takes next are ones the host
+// already backs; each run's note of the server's kernel time, and the
+// fill's per window, show which case a run was in.
 
 const prefaultBlock = 64 << 20
 

@@ -182,6 +182,9 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 	if pid != 0 {
 		e.rssAfter, _ = processRSS(pid)
 	}
+	if e.cfg.prefault > 0 {
+		prefault(e.cfg.prefault)
+	}
 	if e.cfg.warmup > 0 {
 		// A server that rejects every call (say, a feature it lacks) would
 		// only produce a screen of errors; report the first one instead.
