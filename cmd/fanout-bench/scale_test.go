@@ -185,6 +185,14 @@ func TestScaleScenariosAgainstFanout(t *testing.T) {
 			if err := sc.scale.setup(ctx, se, side); err != nil {
 				t.Fatalf("%s/%s set-up: %v", name, side.name, err)
 			}
+			if name == "queues-many" {
+				// Each queue holds its first message before the timed sends.
+				for _, q := range []string{side.queues[0], side.queues[len(side.queues)-1]} {
+					if d, err := se.ctl.queueDepth(ctx, q); err != nil || d != 1 {
+						t.Fatalf("%s/%s: %s holds %d after the set-up: %v", name, side.name, q, d, err)
+					}
+				}
+			}
 			modes := sc.scale.modes
 			if modes == nil {
 				modes = []string{""}
