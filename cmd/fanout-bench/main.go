@@ -299,6 +299,9 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	if cfg.sinkFail, err = floatList("sink-fail", *fail); err != nil {
 		return nil, err
 	}
+	if err := checkPrefault(*prefGiB); err != nil {
+		return nil, err
+	}
 	switch {
 	case cfg.clients < 1 || cfg.clients > 1024:
 		return nil, errors.New("--clients must be 1..1024")
@@ -306,8 +309,6 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		return nil, errors.New("--duration must be in (0, 1h]")
 	case cfg.fillFor < defaultFillWindow || cfg.fillFor > time.Hour:
 		return nil, errors.New("--fill-duration must be in [5s, 1h]")
-	case checkPrefault(*prefGiB) != nil:
-		return nil, checkPrefault(*prefGiB)
 	case cfg.warmup < 0 || cfg.warmup > 10*time.Minute:
 		return nil, errors.New("--warmup must be in [0, 10m]")
 	case cfg.size < 1 || cfg.size > 256*1024:

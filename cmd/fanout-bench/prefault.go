@@ -23,9 +23,15 @@ import (
 
 const prefaultBlock = 64 << 20
 
-// prefault touches n bytes of fresh memory, a page at a time, then returns
-// them to the kernel.
+// prefault touches n bytes of fresh memory, then returns them to the
+// kernel.
 func prefault(n int64) {
+	touch(n)
+	debug.FreeOSMemory()
+}
+
+// touch writes a byte of every page of n bytes it holds all at once.
+func touch(n int64) {
 	held := make([][]byte, 0, n/prefaultBlock+1)
 	for got := int64(0); got < n; got += prefaultBlock {
 		b := make([]byte, prefaultBlock)
@@ -35,8 +41,6 @@ func prefault(n int64) {
 		held = append(held, b)
 	}
 	runtime.KeepAlive(held)
-	held = nil
-	debug.FreeOSMemory()
 }
 
 // checkPrefault refuses a --prefault of more than three quarters of the
