@@ -127,6 +127,7 @@ type config struct {
 	polls, pollQueues, pollRate             int
 	pollWait                                int // long-polls' WaitTimeSeconds; 0 is 20 (tests shorten it)
 	rounds                                  int
+	slices                                  int // --slices: timed slices a run, alternating targets
 	fanoutBin                               string
 	baseBin                                 string // fanout-base's
 	cpuProfile                              string // --cpu-profile: a directory; "" takes none
@@ -186,6 +187,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		soakDr  = fs.Duration("soak-drain", 2*time.Minute, "--soak: most time for consumers to drain after the traffic")
 		soakW   = fs.Int("soak-window", 2000, "--soak: producers pause while a queue holds this many messages not yet received")
 		rounds  = fs.Int("rounds", 0, "rounds per scenario and target; results are medians (default 3 with --target both, else 1)")
+		nSlices = fs.Int("slices", defaultSlices, "with several targets, time each round's runs in this many slices each, alternating targets slice by slice (A B B A A B …) after all have been set up and warmed up, so that the machine's drifts weigh on every target alike (not fill or long-polls, nor with --cpu-profile; each slice at least 100ms, fewer slices by default if --duration is short; 1: each target's run whole, one after the other)")
 		bin     = fs.String("fanout-bin", "", "fanout binary to launch (default: go build ./cmd/fanout)")
 		baseBin = fs.String("base-bin", "", "the fanout binary of target fanout-base, run as target fanout is, to compare two builds in one run (e.g. --target fanout,null,fanout-base with main's build)")
 		cpuProf = fs.String("cpu-profile", "", "a directory to save a CPU profile of the server's timed phase of each run in (fanouts this tool starts, which serve pprof); compare two with go tool pprof -diff_base")
@@ -207,8 +209,9 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	clientsGiven, sizeGiven, sizesGiven, targetGiven := false, false, false, false
+	clientsGiven, sizeGiven, sizesGiven, targetGiven, slicesGiven := false, false, false, false, false
 	fs.Visit(func(f *flag.Flag) {
+		slicesGiven = slicesGiven || f.Name == "slices"
 		targetGiven = targetGiven || f.Name == "target"
 		clientsGiven = clientsGiven || f.Name == "clients"
 		sizeGiven = sizeGiven || f.Name == "size"
@@ -228,6 +231,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		hello:      *hello,
 		queued:     *queued,
 		rounds:     *rounds,
+		slices:     *nSlices,
 		window:     *window,
 		hanging:    *hanging,
 		memory:     *memory,
@@ -317,6 +321,10 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		return nil, errors.New("--queued must be 1..100000000")
 	case cfg.rounds > 100:
 		return nil, errors.New("--rounds must be at most 100")
+	case cfg.slices < 1 || cfg.slices > 1000:
+		return nil, errors.New("--slices must be 1..1000")
+	case slicesGiven && cfg.duration/time.Duration(cfg.slices) < minSlice:
+		return nil, fmt.Errorf("--slices %d makes slices of --duration %v shorter than %v", cfg.slices, cfg.duration, minSlice)
 	case cfg.window < 1 || cfg.window > 1_000_000:
 		return nil, errors.New("--window must be 1..1000000")
 	case cfg.hanging < 0 || cfg.hanging > 1000:
@@ -553,6 +561,9 @@ func run(ctx context.Context, cfg *config) error {
 
 	fmt.Fprintf(report, "%d clients, %v timed + %v warm-up per run, bodies of %v bytes, %d round(s)\n",
 		cfg.clients, cfg.duration, cfg.warmup, cfg.sizes, cfg.rounds)
+	if n := cfg.sliceCount(); n > 1 && len(cfg.targets) > 1 {
+		fmt.Fprintf(report, "each round's timed runs in %d slices a target, alternating targets (A B B A …)\n", n)
+	}
 	if slices.Contains(cfg.scenarios, "fill") {
 		fmt.Fprintf(report, "fill runs %v timed, in %v windows\n", cfg.fillFor, cfg.fillWindow())
 	}
@@ -563,6 +574,7 @@ func run(ctx context.Context, cfg *config) error {
 	for _, v := range plain {
 		for _, kind := range cfg.clientKinds {
 			for round := 1; round <= cfg.rounds; round++ {
+				var envs []*env
 				for _, t := range targets {
 					if v.sc.fanoutOnly && t.name == "null" {
 						if round == 1 {
@@ -570,13 +582,13 @@ func run(ctx context.Context, cfg *config) error {
 						}
 						continue
 					}
-					seq++
 					if !t.alive() {
 						finish(cfg, report, results)
 						return fmt.Errorf("%s server exited unexpectedly", t.name)
 					}
+					seq++
 					cs := clients[t]
-					e := &env{
+					envs = append(envs, &env{
 						cfg:      cfg,
 						tgt:      t,
 						kind:     kind,
@@ -587,19 +599,45 @@ func run(ctx context.Context, cfg *config) error {
 						param:    v.param,
 						size:     v.size,
 						sinkFail: v.fail,
+					})
+				}
+				var rs []*result
+				var errs []error
+				if n := cfg.slicesFor(v.sc, len(envs)); n > 1 {
+					rs, errs = runSliced(ctx, slices.Repeat([]variant{v}, len(envs)), envs, n)
+				} else {
+					for _, e := range envs {
+						if !e.tgt.alive() {
+							finish(cfg, report, results)
+							return fmt.Errorf("%s server exited unexpectedly", e.tgt.name)
+						}
+						res, err := runOne(ctx, v, e)
+						rs, errs = append(rs, res), append(errs, err)
+						if ctx.Err() != nil {
+							break
+						}
+						if err == nil {
+							res.Round = round
+							printRun(report, res)
+						}
 					}
-					res, err := runOne(ctx, v, e)
-					if ctx.Err() != nil {
-						fmt.Fprintln(os.Stderr, "interrupted; results so far:")
-						return finish(cfg, report, results)
-					}
-					if err != nil {
-						fmt.Fprintf(report, "%s %s %s: %v\n", t.name, kind, v.name, err)
+				}
+				for i, res := range rs {
+					if errs[i] != nil {
+						if ctx.Err() == nil {
+							fmt.Fprintf(report, "%s %s %s: %v\n", envs[i].tgt.name, kind, v.name, errs[i])
+						}
 						continue
 					}
 					res.Round = round
 					results = append(results, res)
-					printRun(report, res)
+					if res.Slices > 1 {
+						printRun(report, res)
+					}
+				}
+				if ctx.Err() != nil {
+					fmt.Fprintln(os.Stderr, "interrupted; results so far:")
+					return finish(cfg, report, results)
 				}
 			}
 		}
@@ -626,6 +664,30 @@ func run(ctx context.Context, cfg *config) error {
 	printFootprints(report, targets)
 	return finish(cfg, report, results)
 }
+
+// slicesFor is how many slices a round of sc on n targets is timed in.
+// The fill's windows follow one queue's depth over its own timed phase, and
+// a CPU profile covers a whole timed phase, so neither is sliced.
+func (cfg *config) slicesFor(sc *scenario, n int) int {
+	if n < 2 || sc.whole || cfg.cpuProfile != "" {
+		return 1
+	}
+	return cfg.sliceCount()
+}
+
+// sliceCount is --slices, fewer if --duration is short.
+func (cfg *config) sliceCount() int {
+	return max(1, min(cfg.slices, int(cfg.duration/minSlice)))
+}
+
+// Slices by default: in a round of 8 runs of 5 s, SendMessageBatch's
+// fanout/null ratio ranged 0.68–1.12 with whole runs and 0.84–0.90 with 10
+// slices, the machine having changed speed by half meanwhile. A slice
+// shorter than minSlice would be mostly its start and end.
+const (
+	defaultSlices = 10
+	minSlice      = 100 * time.Millisecond
+)
 
 // printFootprints says, at the end of a run, how much memory each fanout
 // holds and has held, and how much disk its data dir uses: persistence must

@@ -485,6 +485,7 @@ type jsonRun struct {
 	Client       string   `json:"client"`
 	Target       string   `json:"target"`
 	Round        int      `json:"round"`
+	Slices       int      `json:"slices"` // the timed phase's slices, alternating with other targets' (--slices)
 	Primary      string   `json:"primary_op"`
 	ElapsedSec   float64  `json:"elapsed_sec"`
 	ServerCPUSec *float64 `json:"server_cpu_sec,omitempty"`
@@ -500,7 +501,7 @@ func jsonReport(cfg *config, results []*result, sum []summaryRow, costs []filter
 	runs := make([]jsonRun, 0, len(results))
 	for _, r := range results {
 		jr := jsonRun{
-			Scenario: r.Scenario, Client: r.Client, Target: r.Target, Round: r.Round, Primary: r.Primary,
+			Scenario: r.Scenario, Client: r.Client, Target: r.Target, Round: r.Round, Slices: r.Slices, Primary: r.Primary,
 			ElapsedSec: r.Elapsed.Seconds(), ClientCPUSec: r.ClientCPU.Seconds(),
 			RSSBeforeKiB: r.RSSBefore, RSSAfterKiB: r.RSSAfter, Notes: r.Notes,
 		}
@@ -524,7 +525,7 @@ func jsonReport(cfg *config, results []*result, sum []summaryRow, costs []filter
 	return map[string]any{
 		"config": map[string]any{
 			"clients": cfg.clients, "duration_sec": cfg.duration.Seconds(), "warmup_sec": cfg.warmup.Seconds(),
-			"size": cfg.size, "queued": cfg.queued, "rounds": cfg.rounds, "targets": cfg.targets,
+			"size": cfg.size, "queued": cfg.queued, "rounds": cfg.rounds, "slices": cfg.sliceCount(), "targets": cfg.targets,
 			"client_kinds": cfg.clientKinds, "filtered": cfg.filtered, "sink_fail": cfg.sinkFail, "window": cfg.window,
 		},
 		"runs":        runs,

@@ -157,30 +157,108 @@ type result struct {
 	RSSBefore int64 // KiB before prepare, 0 if unknown
 	RSSAfter  int64 // KiB after prepare (after any pre-fill)
 	Prefilled bool
+	Slices    int // timed slices, alternating with other targets' (runSliced); 1 if not
 }
 
 // runOne prepares, warms up and times one run, then deletes what it created.
 func runOne(ctx context.Context, v variant, e *env) (*result, error) {
-	defer func() {
-		// Cleanup must run even when ctx was interrupted.
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		for i := len(e.cleanups) - 1; i >= 0; i-- {
-			if err := e.cleanups[i](cctx); err != nil {
-				fmt.Fprintf(os.Stderr, "cleanup: %v\n", err)
+	a, err := arm(ctx, v, e)
+	defer e.cleanup()
+	if err != nil {
+		return nil, err
+	}
+	timed := a.timed()
+	var profiled func() string
+	if e.cfg.cpuProfile != "" && a.pid != 0 {
+		profiled = startCPUProfile(ctx, e.cfg.cpuProfile, e.tgt, v.name, e.kind, timed)
+	}
+	a.slice(ctx, timed)
+	return a.result(ctx, profiled), ctx.Err()
+}
+
+// runSliced runs vs[i] on envs[i] for every i at once: each is prepared and
+// warmed up, then their timed phases alternate in n slices each, in the
+// order A B B A A B …, so that a machine slowing down or speeding up during
+// the round weighs on every run alike. The results are in the order of
+// envs; a run whose set-up failed has a nil result and its error.
+func runSliced(ctx context.Context, vs []variant, envs []*env, n int) ([]*result, []error) {
+	results := make([]*result, len(envs))
+	errs := make([]error, len(envs))
+	var live []*armed
+	for i, e := range envs {
+		defer e.cleanup()
+		a, err := arm(ctx, vs[i], e)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		live = append(live, a)
+	}
+	if len(live) == 0 || ctx.Err() != nil {
+		return results, errs
+	}
+	d := live[0].timed() / time.Duration(n)
+	for s := range n {
+		for k := range live {
+			if s%2 == 1 {
+				k = len(live) - 1 - k
+			}
+			live[k].slice(ctx, d)
+		}
+	}
+	for i, e := range envs {
+		for _, a := range live {
+			if a.e == e {
+				results[i] = a.result(ctx, nil)
+				errs[i] = ctx.Err()
 			}
 		}
-	}()
-	pid := e.tgt.pid()
-	if pid != 0 {
-		e.rssBefore, _ = processRSS(pid)
+	}
+	return results, errs
+}
+
+// cleanup deletes what a run created; it runs even when ctx was
+// interrupted.
+func (e *env) cleanup() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := len(e.cleanups) - 1; i >= 0; i-- {
+		if err := e.cleanups[i](ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "cleanup: %v\n", err)
+		}
+	}
+	e.cleanups = nil
+}
+
+// armed is one target's run, prepared and warmed up; its timed phase may
+// come in slices, whose figures add up here.
+type armed struct {
+	v   variant
+	e   *env
+	wl  *workload
+	pid int // the server's process, 0 if unknown
+
+	stats          statSet
+	elapsed        time.Duration // sum of the slices' own elapsed times
+	timedFor       time.Duration // sum of the slices' nominal lengths
+	cpu, sys       time.Duration // server CPU and its kernel part; -1 if unknown
+	client         time.Duration // this tool's CPU
+	slices, sliceN int           // slices timed; of which the server's CPU was read
+}
+
+// arm prepares the run and warms it up.
+func arm(ctx context.Context, v variant, e *env) (*armed, error) {
+	a := &armed{v: v, e: e, pid: e.tgt.pid(), stats: statSet{}}
+	if a.pid != 0 {
+		e.rssBefore, _ = processRSS(a.pid)
 	}
 	wl, err := v.sc.prepare(ctx, e)
 	if err != nil {
 		return nil, err
 	}
-	if pid != 0 {
-		e.rssAfter, _ = processRSS(pid)
+	a.wl = wl
+	if a.pid != 0 {
+		e.rssAfter, _ = processRSS(a.pid)
 	}
 	if e.cfg.prefault > 0 {
 		prefault(e.cfg.prefault)
@@ -197,65 +275,81 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 			return nil, fmt.Errorf("every %s call failed during the warm-up: %s", guard, st.firstErr)
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return a, ctx.Err()
+}
 
+// timed is the run's whole timed phase.
+func (a *armed) timed() time.Duration {
+	if a.wl.duration > 0 {
+		return a.wl.duration
+	}
+	return a.e.cfg.duration
+}
+
+// slice times the workload for d and adds what it measured.
+func (a *armed) slice(ctx context.Context, d time.Duration) {
+	if ctx.Err() != nil {
+		return
+	}
 	var cpu0, sys0 time.Duration = -1, -1
-	if pid != 0 {
-		if u, s, err := processTimes(pid, clockTick()); err == nil {
+	if a.pid != 0 {
+		if u, s, err := processTimes(a.pid, clockTick()); err == nil {
 			cpu0, sys0 = u+s, s
 		}
 	}
 	self0 := selfCPU()
-	timed := e.cfg.duration
-	if wl.duration > 0 {
-		timed = wl.duration
-	}
-	var profiled func() string
-	if e.cfg.cpuProfile != "" && pid != 0 {
-		profiled = startCPUProfile(ctx, e.cfg.cpuProfile, e.tgt, v.name, e.kind, timed)
-	}
-	stats, elapsed := runPhase(ctx, wl, e.cfg.clients, timed, true)
-	self1 := selfCPU()
-	cpu1, sys1 := time.Duration(-1), time.Duration(-1)
+	stats, elapsed := runPhase(ctx, a.wl, a.e.cfg.clients, d, true)
+	a.client += selfCPU() - self0
+	a.stats.merge(stats)
+	a.elapsed += elapsed
+	a.timedFor += d
+	a.slices++
 	if cpu0 >= 0 {
-		if u, s, err := processTimes(pid, clockTick()); err == nil {
-			cpu1, sys1 = u+s, s
+		if u, s, err := processTimes(a.pid, clockTick()); err == nil {
+			a.cpu += u + s - cpu0
+			a.sys += s - sys0
+			a.sliceN++
 		}
 	}
+}
+
+// result gives the run's figures, once its slices are timed; profiled, if
+// set, waits for the CPU profile taken meanwhile.
+func (a *armed) result(ctx context.Context, profiled func() string) *result {
+	e := a.e
 	res := &result{
-		Scenario:  v.name,
+		Scenario:  a.v.name,
 		Client:    e.kind,
 		Target:    e.tgt.name,
-		Primary:   v.sc.primary,
-		Elapsed:   elapsed,
+		Primary:   a.v.sc.primary,
+		Elapsed:   a.elapsed,
 		ServerCPU: -1,
 		ServerSys: -1,
-		ClientCPU: self1 - self0,
-		Ops:       stats,
+		ClientCPU: a.client,
+		Ops:       a.stats,
 		Notes:     e.notes,
 		RSSBefore: e.rssBefore,
 		RSSAfter:  e.rssAfter,
 		Prefilled: e.prefilled,
+		Slices:    a.slices,
 	}
-	if elapsed < timed*9/10 {
-		res.Notes = append(res.Notes, fmt.Sprintf("timed phase ended after %.2fs: no work left", elapsed.Seconds()))
+	if a.elapsed < a.timedFor*9/10 {
+		res.Notes = append(res.Notes, fmt.Sprintf("timed phase ended after %.2fs: no work left", a.elapsed.Seconds()))
 	}
-	if cpu1 >= 0 {
-		res.ServerCPU, res.ServerSys = cpu1-cpu0, sys1-sys0
-		if st := stats[v.sc.primary]; st != nil && st.calls > 0 && res.ServerCPU > 0 {
+	if a.sliceN == a.slices && a.slices > 0 {
+		res.ServerCPU, res.ServerSys = a.cpu, a.sys
+		if st := a.stats[a.v.sc.primary]; st != nil && st.calls > 0 && res.ServerCPU > 0 {
 			// The kernel's part: sockets, and the page faults of memory a
 			// server storing messages takes (see prefault.go).
 			res.Notes = append(res.Notes, fmt.Sprintf("server kernel time: %.1f µs a %s call, %.0f%% of its CPU",
-				float64(res.ServerSys.Microseconds())/float64(st.calls), v.sc.primary, 100*float64(res.ServerSys)/float64(res.ServerCPU)))
+				float64(res.ServerSys.Microseconds())/float64(st.calls), a.v.sc.primary, 100*float64(res.ServerSys)/float64(res.ServerCPU)))
 		}
 	}
-	if wl.finish != nil {
-		res.Notes = append(res.Notes, wl.finish(ctx, stats)...)
+	if a.wl.finish != nil {
+		res.Notes = append(res.Notes, a.wl.finish(ctx, a.stats)...)
 	}
 	if profiled != nil {
 		res.Notes = append(res.Notes, profiled())
 	}
-	return res, ctx.Err()
+	return res
 }

@@ -161,6 +161,9 @@ func runScale(ctx context.Context, cfg *config, bin string, sc *scenario, runID 
 			}
 			for _, kind := range kinds {
 				for round := 1; round <= cfg.rounds; round++ {
+					var vs []variant
+					var es []*env
+					var at [][2]int // each run's build and side
 					for i := range 2 {
 						for b := range builds {
 							side, se := sides[b][i], envs[b][i]
@@ -168,25 +171,41 @@ func runScale(ctx context.Context, cfg *config, bin string, sc *scenario, runID 
 								return results, fmt.Errorf("%s/%s: %s exited unexpectedly", sc.name, side.name, se.tgt.name)
 							}
 							seq++
-							v := variant{name: scaleName(sc.name, mode, side.name, size), sc: scv, param: side.count, size: size}
-							e := &env{cfg: cfg, tgt: se.tgt, kind: kind, dp: se.dp[kind], ctl: se.ctl, fill: se.raw,
-								prefix: se.prefix + "r" + strconv.Itoa(seq), param: side.count, size: size, side: side, mode: mode}
-							res, err := runOne(ctx, v, e)
-							if ctx.Err() != nil {
-								return results, ctx.Err()
-							}
-							if err != nil {
-								fmt.Fprintf(report, "%s %s %s: %v\n", se.tgt.name, kind, v.name, err)
-								continue
-							}
-							if first[b][i] {
-								res.Notes = append(append([]string{}, side.notes...), res.Notes...)
-								first[b][i] = false
-							}
-							res.Round = round
-							results = append(results, res)
-							printRun(report, res)
+							vs = append(vs, variant{name: scaleName(sc.name, mode, side.name, size), sc: scv, param: side.count, size: size})
+							es = append(es, &env{cfg: cfg, tgt: se.tgt, kind: kind, dp: se.dp[kind], ctl: se.ctl, fill: se.raw,
+								prefix: se.prefix + "r" + strconv.Itoa(seq), param: side.count, size: size, side: side, mode: mode})
+							at = append(at, [2]int{b, i})
 						}
+					}
+					var rs []*result
+					var errs []error
+					if n := cfg.slicesFor(scv, len(es)); n > 1 {
+						rs, errs = runSliced(ctx, vs, es, n)
+					} else {
+						for k := range es {
+							res, err := runOne(ctx, vs[k], es[k])
+							rs, errs = append(rs, res), append(errs, err)
+							if ctx.Err() != nil {
+								break
+							}
+						}
+					}
+					if ctx.Err() != nil {
+						return results, ctx.Err()
+					}
+					for k, res := range rs {
+						b, i := at[k][0], at[k][1]
+						if errs[k] != nil {
+							fmt.Fprintf(report, "%s %s %s: %v\n", es[k].tgt.name, kind, vs[k].name, errs[k])
+							continue
+						}
+						if first[b][i] {
+							res.Notes = append(append([]string{}, sides[b][i].notes...), res.Notes...)
+							first[b][i] = false
+						}
+						res.Round = round
+						results = append(results, res)
+						printRun(report, res)
 					}
 				}
 			}

@@ -24,6 +24,9 @@ type scenario struct {
 	// run (a server lacking a feature); default primary.
 	guard      string
 	fanoutOnly bool // the null server cannot run it (it delivers nothing)
+	// whole: timed in one phase, never sliced (--slices): fill's windows
+	// follow one queue over time, and long-polls samples each phase's wakes.
+	whole bool
 	// scale, when set, makes this a scale scenario (scale.go): a baseline
 	// side and a scaled side, each on a fanout of its own.
 	scale   *scaleSpec
@@ -40,7 +43,7 @@ var scenarios = []*scenario{
 		doc: "SendMessageBatch of 10 bodies to a standard queue",
 	},
 	{
-		name: "fill", primary: "send-batch", prepare: prepareFill,
+		name: "fill", primary: "send-batch", prepare: prepareFill, whole: true,
 		doc: "SendMessageBatch of 10 bodies with no consumer for --fill-duration; notes give msgs/s per 5-second window, the queue depth and (fanout) the collector's share of fanout's CPU, and last window / first",
 	},
 	{
@@ -88,7 +91,7 @@ var scenarios = []*scenario{
 		doc: "scale: Publish to one random topic of --topics, each with one raw SQS subscription to a queue of its own, vs to one such topic",
 	},
 	{
-		name: "long-polls", primary: "send", prepare: prepareLongPolls,
+		name: "long-polls", primary: "send", prepare: prepareLongPolls, whole: true,
 		scale: &scaleSpec{setup: setupLongPolls, httpOnly: true, sides: func(cfg *config) [2]*scaleSide {
 			per := max(1, cfg.polls/cfg.pollQueues)
 			return [2]*scaleSide{{name: "one", count: per}, {name: "polls=" + strconv.Itoa(cfg.polls), count: cfg.polls}}
