@@ -332,10 +332,42 @@ func prefill(ctx context.Context, e *env, q string, n int) error {
 // feed tracks how many messages a queue is owed, so receivers only ask for
 // messages producers actually sent. The null server always has messages;
 // with this it sees the same receive traffic a real queue would cause.
+// A receiver claims the messages it asks for before it asks, so that two
+// receivers never ask for the same ones: the null server would answer both
+// in full, where a queue gives each message to one of them, and the null
+// server's receivers would then need fewer calls for the same messages.
 type feed struct {
-	sent     *atomic.Int64 // shared by all feeds of one producer set
-	received atomic.Int64
-	kick     chan struct{} // wakes a receiver waiting for messages
+	sent    *atomic.Int64 // shared by all feeds of one producer set
+	claimed atomic.Int64  // asked for by a receive, or received
+	kick    chan struct{} // wakes a receiver waiting for messages
+}
+
+// claim takes up to most of the messages owed and not yet claimed.
+func (f *feed) claim(most int64) int64 {
+	for {
+		c := f.claimed.Load()
+		owed := f.sent.Load() - c
+		if owed <= 0 {
+			return 0
+		}
+		n := min(owed, most)
+		if f.claimed.CompareAndSwap(c, c+n) {
+			return n
+		}
+	}
+}
+
+// unclaim gives back n claimed messages a receive did not bring, and wakes
+// a receiver for them.
+func (f *feed) unclaim(n int64) {
+	if n <= 0 {
+		return
+	}
+	f.claimed.Add(-n)
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
 }
 
 func newFeeds(n int) []*feed {
@@ -367,8 +399,8 @@ func produced(fs []*feed, n int) {
 func receiveLoop(ctx context.Context, w *worker, dp dataPlane, q string, f *feed) {
 	stop := w.ph.stop
 	for stop.Err() == nil {
-		owed := f.sent.Load() - f.received.Load()
-		if owed <= 0 {
+		n := f.claim(10)
+		if n == 0 {
 			select {
 			case <-f.kick:
 			case <-stop.Done():
@@ -378,9 +410,10 @@ func receiveLoop(ctx context.Context, w *worker, dp dataPlane, q string, f *feed
 		var msgs []message
 		err := w.do("receive", func() (int, error) {
 			var err error
-			msgs, err = dp.receiveMessage(ctx, q, int(min(owed, 10)), 1)
+			msgs, err = dp.receiveMessage(ctx, q, int(n), 1)
 			return len(msgs), err
 		})
+		f.unclaim(n - int64(len(msgs)))
 		if err != nil {
 			time.Sleep(time.Millisecond) // don't spin on a failing server
 			continue
@@ -389,7 +422,6 @@ func receiveLoop(ctx context.Context, w *worker, dp dataPlane, q string, f *feed
 			continue
 		}
 		now := time.Now()
-		f.received.Add(int64(len(msgs)))
 		for _, m := range msgs {
 			// Messages left over from the warm-up would overstate latency.
 			if ts, ok := stampOf(m.body); ok && !ts.Before(w.ph.start) {

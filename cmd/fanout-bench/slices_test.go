@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -114,5 +115,42 @@ func TestSliceCount(t *testing.T) {
 	}
 	if cfg, err := parseFlags([]string{"--target", "both", "--slices", "1"}, &serve); err != nil || cfg.slicesFor(send, 2) != 1 {
 		t.Errorf("--slices 1: %v", err)
+	}
+}
+
+// TestFeedClaims: receivers never ask for more messages, together, than
+// were sent, so a server that answers every receive in full (the null
+// server) sees no more receive traffic than a queue would.
+func TestFeedClaims(t *testing.T) {
+	fs := newFeeds(1)
+	f := fs[0]
+	produced(fs, 25)
+	for _, want := range []int64{10, 10, 5, 0} {
+		if got := f.claim(10); got != want {
+			t.Fatalf("claim: %d, want %d", got, want)
+		}
+	}
+	f.unclaim(3) // a receive brought 3 fewer than it asked for
+	if got := f.claim(10); got != 3 {
+		t.Fatalf("claim after unclaim: %d", got)
+	}
+
+	fs = newFeeds(1)
+	f = fs[0]
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for total.Load() < 10_000 {
+				total.Add(f.claim(10))
+			}
+		})
+	}
+	for range 1000 {
+		produced(fs, 10)
+	}
+	wg.Wait()
+	if total.Load() != 10_000 || f.claim(10) != 0 {
+		t.Errorf("claimed %d of 10000 sent", total.Load())
 	}
 }
