@@ -56,7 +56,7 @@ var scenarios = []*scenario{
 	},
 	{
 		name: "publish", primary: "publish", param: "subs", prepare: preparePublish,
-		doc: "SNS Publish to a topic with --subs raw-delivery SQS subscriptions; separate receivers drain one of the queues and sample e2e publish-to-receivable latency there",
+		doc: "SNS Publish to a topic with --subs raw-delivery SQS subscriptions; separate receivers drain one of the queues, each claiming the messages it asks for so that no two ask for the same, and sample e2e publish-to-receivable latency there",
 	},
 	{
 		name: "publish-envelope", primary: "publish", param: "subs", prepare: preparePublishEnvelope,
