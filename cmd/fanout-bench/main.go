@@ -601,27 +601,7 @@ func run(ctx context.Context, cfg *config) error {
 						sinkFail: v.fail,
 					})
 				}
-				var rs []*result
-				var errs []error
-				if n := cfg.slicesFor(v.sc, len(envs)); n > 1 {
-					rs, errs = runSliced(ctx, slices.Repeat([]variant{v}, len(envs)), envs, n)
-				} else {
-					for _, e := range envs {
-						if !e.tgt.alive() {
-							finish(cfg, report, results)
-							return fmt.Errorf("%s server exited unexpectedly", e.tgt.name)
-						}
-						res, err := runOne(ctx, v, e)
-						rs, errs = append(rs, res), append(errs, err)
-						if ctx.Err() != nil {
-							break
-						}
-						if err == nil {
-							res.Round = round
-							printRun(report, res)
-						}
-					}
-				}
+				rs, errs := runRound(ctx, cfg, v.sc, slices.Repeat([]variant{v}, len(envs)), envs)
 				for i, res := range rs {
 					if errs[i] != nil {
 						if ctx.Err() == nil {
@@ -631,9 +611,7 @@ func run(ctx context.Context, cfg *config) error {
 					}
 					res.Round = round
 					results = append(results, res)
-					if res.Slices > 1 {
-						printRun(report, res)
-					}
+					printRun(report, res)
 				}
 				if ctx.Err() != nil {
 					fmt.Fprintln(os.Stderr, "interrupted; results so far:")

@@ -176,6 +176,23 @@ func runOne(ctx context.Context, v variant, e *env) (*result, error) {
 	return a.result(ctx, profiled), ctx.Err()
 }
 
+// runRound runs vs[i] on envs[i] for every i: in alternating slices when
+// sc allows (runSliced), else each whole, one after the other, until an
+// interrupt. Results and errors are in the order of envs.
+func runRound(ctx context.Context, cfg *config, sc *scenario, vs []variant, envs []*env) ([]*result, []error) {
+	if n := cfg.slicesFor(sc, len(envs)); n > 1 {
+		return runSliced(ctx, vs, envs, n)
+	}
+	results := make([]*result, len(envs))
+	errs := make([]error, len(envs))
+	for i, e := range envs {
+		if errs[i] = ctx.Err(); errs[i] == nil {
+			results[i], errs[i] = runOne(ctx, vs[i], e)
+		}
+	}
+	return results, errs
+}
+
 // runSliced runs vs[i] on envs[i] for every i at once: each is prepared and
 // warmed up, then their timed phases alternate in n slices each, in the
 // order A B B A A B …, so that a machine slowing down or speeding up during

@@ -177,19 +177,7 @@ func runScale(ctx context.Context, cfg *config, bin string, sc *scenario, runID 
 							at = append(at, [2]int{b, i})
 						}
 					}
-					var rs []*result
-					var errs []error
-					if n := cfg.slicesFor(scv, len(es)); n > 1 {
-						rs, errs = runSliced(ctx, vs, es, n)
-					} else {
-						for k := range es {
-							res, err := runOne(ctx, vs[k], es[k])
-							rs, errs = append(rs, res), append(errs, err)
-							if ctx.Err() != nil {
-								break
-							}
-						}
-					}
+					rs, errs := runRound(ctx, cfg, scv, vs, es)
 					if ctx.Err() != nil {
 						return results, ctx.Err()
 					}
