@@ -201,35 +201,28 @@ func runRound(ctx context.Context, cfg *config, sc *scenario, vs []variant, envs
 func runSliced(ctx context.Context, vs []variant, envs []*env, n int) ([]*result, []error) {
 	results := make([]*result, len(envs))
 	errs := make([]error, len(envs))
-	var live []*armed
+	var live []int // indexes of the runs set up
+	runs := make([]*armed, len(envs))
 	for i, e := range envs {
 		defer e.cleanup()
-		a, err := arm(ctx, vs[i], e)
-		if err != nil {
-			errs[i] = err
-			continue
+		if runs[i], errs[i] = arm(ctx, vs[i], e); errs[i] == nil {
+			live = append(live, i)
 		}
-		live = append(live, a)
 	}
-	if len(live) == 0 || ctx.Err() != nil {
+	if len(live) == 0 {
 		return results, errs
 	}
-	d := live[0].timed() / time.Duration(n)
+	d := runs[live[0]].timed() / time.Duration(n)
 	for s := range n {
 		for k := range live {
 			if s%2 == 1 {
 				k = len(live) - 1 - k
 			}
-			live[k].slice(ctx, d)
+			runs[live[k]].slice(ctx, d)
 		}
 	}
-	for i, e := range envs {
-		for _, a := range live {
-			if a.e == e {
-				results[i] = a.result(ctx, nil)
-				errs[i] = ctx.Err()
-			}
-		}
+	for _, i := range live {
+		results[i], errs[i] = runs[i].result(ctx, nil), ctx.Err()
 	}
 	return results, errs
 }

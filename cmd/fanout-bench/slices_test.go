@@ -154,3 +154,25 @@ func TestFeedClaims(t *testing.T) {
 		t.Errorf("claimed %d of 10000 sent", total.Load())
 	}
 }
+
+// TestRunSlicedInterrupted: an interrupt leaves no run with neither a
+// result nor an error.
+func TestRunSlicedInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sc := &scenario{name: "fake", primary: "op", prepare: func(_ context.Context, e *env) (*workload, error) {
+		return &workload{step: func(_ context.Context, w *worker) error {
+			if w.ph.timed {
+				cancel()
+			}
+			return w.do("op", func() (int, error) { time.Sleep(time.Millisecond); return 1, nil })
+		}}, nil
+	}}
+	cfg := &config{clients: 1, duration: 400 * time.Millisecond, slices: 4}
+	envs := []*env{{cfg: cfg, tgt: &target{name: "a"}}, {cfg: cfg, tgt: &target{name: "b"}}}
+	rs, errs := runSliced(ctx, slices.Repeat([]variant{{name: "fake", sc: sc}}, 2), envs, 4)
+	for i := range envs {
+		if errs[i] == nil {
+			t.Errorf("%s: no error after an interrupt (result %v)", envs[i].tgt.name, rs[i])
+		}
+	}
+}
