@@ -37,9 +37,12 @@ var hdrRequestID = []string{nullMessageID}
 // cannedReceives returns ready ReceiveMessage responses: element n holds n
 // messages with bodies of bodySize bytes, as big as the benchmark's own, so
 // the client parses and the network carries as much as with fanout.
-func cannedReceives(bodySize int) *[11][]byte {
+func cannedReceives(bodySize int) *[11][]byte { return cannedReceivesOf(payload(bodySize)) }
+
+// cannedReceivesOf returns ready ReceiveMessage responses whose messages
+// have the given body.
+func cannedReceivesOf(body string) *[11][]byte {
 	var out [11][]byte
-	body := payload(bodySize)
 	for n := range out {
 		type msg struct {
 			MessageId, ReceiptHandle, MD5OfBody, Body string
@@ -71,6 +74,7 @@ func nullHandler(sizes []int) http.Handler {
 	for i, n := range sizes {
 		canned[i] = sizedReceives{tag: "-" + strconv.Itoa(n) + "B", replies: cannedReceives(n)}
 	}
+	envs := newNullEnvelopes(sizes)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == "/_fanout/health" {
 			w.WriteHeader(http.StatusOK)
@@ -89,7 +93,7 @@ func nullHandler(sizes []int) http.Handler {
 		}
 		w.Header()["X-Amzn-Requestid"] = hdrRequestID
 		if target := r.Header.Get("X-Amz-Target"); target != "" {
-			nullSQS(w, r, strings.TrimPrefix(target, "AmazonSQS."), body, canned)
+			nullSQS(w, r, strings.TrimPrefix(target, "AmazonSQS."), body, canned, envs)
 			return
 		}
 		// As fanout does, a Query call must carry a signature (the null
@@ -101,7 +105,7 @@ func nullHandler(sizes []int) http.Handler {
 				`<Code>MissingAuthenticationToken</Code><Message>Request is missing Authentication Token</Message></Error><RequestId>%s</RequestId></ErrorResponse>`, nullMessageID)
 			return
 		}
-		nullSNS(w, r, body)
+		nullSNS(w, r, body, envs)
 	})
 }
 
@@ -190,7 +194,7 @@ func appendNullID(out []byte) []byte {
 }
 
 // nullSQS answers one SQS JSON 1.0 call.
-func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte, canned []sizedReceives) {
+func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte, canned []sizedReceives, envs *nullEnvelopes) {
 	// Raw JSON tokens of the members the responses need.
 	var (
 		queueURL, queueName, msgBody, maxMsgs []byte
@@ -262,10 +266,14 @@ func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte,
 		if err != nil || n < 1 || n > 10 {
 			n = 1 // the SQS default
 		}
-		replies := canned[0].replies
-		for _, c := range canned[1:] {
-			if bytes.Contains(queueURL, []byte(c.tag)) {
-				replies = c.replies
+		u, _ := jsonString(queueURL)
+		replies := envs.receives(u)
+		if replies == nil {
+			replies = canned[0].replies
+			for _, c := range canned[1:] {
+				if bytes.Contains(queueURL, []byte(c.tag)) {
+					replies = c.replies
+				}
 			}
 		}
 		// The canned reply is shared: written as is, never pooled.
@@ -319,8 +327,8 @@ func sqsError(w http.ResponseWriter, code, msg string) {
 }
 
 // nullSNS answers one SNS Query call with an XML response.
-func nullSNS(w http.ResponseWriter, r *http.Request, body []byte) {
-	form, err := parseForm(body)
+func nullSNS(w http.ResponseWriter, r *http.Request, body []byte, envs *nullEnvelopes) {
+	form, err := parseForm(body, snsKeys)
 	if err != nil {
 		snsError(w, "InvalidParameter", err.Error())
 		return
@@ -329,10 +337,31 @@ func nullSNS(w http.ResponseWriter, r *http.Request, body []byte) {
 	var result string // inner XML of <ActionResult>
 	switch action {
 	case "Publish":
-		result = "<MessageId>" + nullMessageID + "</MessageId>"
+		id := nullMessageID
+		if topic := form.get("TopicArn"); envs.signs(topic) {
+			msg, err := parseForm(body, publishKeys)
+			if err != nil {
+				snsError(w, "InvalidParameter", err.Error())
+				return
+			}
+			id = string(appendNullID(nil))
+			if _, err := envs.sign(msg.get("Message"), id, msg.get("Subject"), topic, time.Now()); err != nil {
+				snsError(w, "InternalError", err.Error())
+				return
+			}
+		}
+		result = "<MessageId>" + id + "</MessageId>"
 	case "CreateTopic":
 		result = "<TopicArn>" + xmlText("arn:aws:sns:"+nullRegion+":"+nullAccount+":"+form.get("Name")) + "</TopicArn>"
 	case "Subscribe":
+		sub, err := parseForm(body, subscribeKeys)
+		if err == nil {
+			err = envs.subscribe(sub)
+		}
+		if err != nil {
+			snsError(w, "InvalidParameter", err.Error())
+			return
+		}
 		result = "<SubscriptionArn>" + xmlText(form.get("TopicArn")+":"+nullMessageID) + "</SubscriptionArn>"
 	case "DeleteTopic", "Unsubscribe", "SetSubscriptionAttributes", "SetTopicAttributes":
 	default:
@@ -362,17 +391,25 @@ type formValues map[string]string
 
 func (f formValues) get(k string) string { return f[k] }
 
-// parseForm decodes an x-www-form-urlencoded body, skipping keys the null
-// server never reads so Publish stays cheap.
-func parseForm(body []byte) (formValues, error) {
+// The form keys each kind of SNS call reads; a publish to a topic that does
+// not sign never decodes its message.
+var (
+	snsKeys       = func(k string) bool { return k == "Action" || k == "Name" || k == "TopicArn" }
+	publishKeys   = func(k string) bool { return k == "Message" || k == "Subject" }
+	subscribeKeys = func(k string) bool {
+		return k == "TopicArn" || k == "Protocol" || k == "Endpoint" || strings.HasPrefix(k, "Attributes.entry.")
+	}
+)
+
+// parseForm decodes the keys of an x-www-form-urlencoded body that keep
+// accepts, skipping the rest so Publish stays cheap.
+func parseForm(body []byte, keep func(string) bool) (formValues, error) {
 	f := formValues{}
 	for s := string(body); s != ""; {
 		var kv string
 		kv, s, _ = strings.Cut(s, "&")
 		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "Action", "Name", "TopicArn":
-		default:
+		if !keep(k) {
 			continue
 		}
 		v, err := urlUnescape(v)
