@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/fanout/fanout/awserr"
+	"github.com/fanout/fanout/internal/ascii"
 )
 
 // MessageAttribute is a user or system message attribute.
@@ -24,24 +24,9 @@ type MessageAttribute struct {
 // validBody reports whether s holds only the characters SQS accepts:
 // #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
 func validBody(s string) bool {
-	i := 0
-	// Fast path: printable ASCII bytes (no byte >= 0x80, none < 0x20), 32
-	// and then 8 at a time. A word whose test fails may still be valid (a
-	// tab, or UTF-8): the loop below decides.
-	const high, spaces = 0x8080808080808080, 0x2020202020202020
-	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read-only view
-	for ; i+32 <= len(b); i += 32 {
-		w0, w1 := binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(b[i+8:])
-		w2, w3 := binary.LittleEndian.Uint64(b[i+16:]), binary.LittleEndian.Uint64(b[i+24:])
-		if (w0|(w0-spaces)|w1|(w1-spaces)|w2|(w2-spaces)|w3|(w3-spaces))&high != 0 {
-			break
-		}
-	}
-	for ; i+8 <= len(b); i += 8 {
-		if w := binary.LittleEndian.Uint64(b[i:]); (w|(w-spaces))&high != 0 { // some byte is non-ASCII or below 0x20
-			break
-		}
-	}
+	// Nearly every body is plain ASCII, valid as it stands. What follows the
+	// plain run (a tab, UTF-8, a control character) is read rune by rune.
+	i := ascii.PlainPrefix(s)
 	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {

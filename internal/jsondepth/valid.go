@@ -1,5 +1,13 @@
 package jsondepth
 
+import (
+	"encoding/binary"
+	"strings"
+	"unsafe"
+
+	"github.com/fanout/fanout/internal/ascii"
+)
+
 // maxValidDepth is the deepest limit Valid takes: its stack of open
 // containers is a fixed bit set, so that validating allocates nothing.
 const maxValidDepth = 1024
@@ -52,7 +60,7 @@ func ValueEnd[T ~string | ~[]byte](text T, i, limit int) int {
 			}
 			continue
 		case c == '"':
-			if i = stringEnd(text, i+1); i < 0 {
+			if i, _ = stringEnd(text, i+1); i < 0 {
 				return -1
 			}
 		case c == '-' || c >= '0' && c <= '9':
@@ -120,7 +128,7 @@ func member[T ~string | ~[]byte](text T, i int) int {
 	if i >= len(text) || text[i] != '"' {
 		return -1
 	}
-	if i = stringEnd(text, i+1); i < 0 {
+	if i, _ = stringEnd(text, i+1); i < 0 {
 		return -1
 	}
 	i = skipSpace(text, i)
@@ -133,19 +141,75 @@ func member[T ~string | ~[]byte](text T, i int) int {
 // StringEnd returns the index after the JSON string whose opening quote is
 // text[i], checked as Valid checks it, or -1.
 func StringEnd[T ~string | ~[]byte](text T, i int) int {
+	end, _ := PlainStringEnd(text, i)
+	return end
+}
+
+// PlainStringEnd is StringEnd, and reports too whether the string is plain:
+// no escape, and only bytes from 0x20 to 0x7f, so that its content is its
+// value and holds no character a text rule could refuse.
+func PlainStringEnd[T ~string | ~[]byte](text T, i int) (end int, plain bool) {
 	if i >= len(text) || text[i] != '"' {
-		return -1
+		return -1, false
 	}
 	return stringEnd(text, i+1)
 }
 
 // stringEnd returns the index after the closing quote of the string whose
-// content starts at i, or -1.
-func stringEnd[T ~string | ~[]byte](text T, i int) int {
+// content starts at i, or -1, and whether the string is plain.
+func stringEnd[T ~string | ~[]byte](text T, i int) (int, bool) {
+	s := asString(text)
+	const highs = 0x8080808080808080
+	var seen uint64 // the bytes read, or-ed: a high bit is UTF-8's
+	// A short string ends within its first two words: read them one by
+	// one, and the word with the end byte by byte.
+	j := i
+	for ; j+8 <= len(s) && j < i+16; j += 8 {
+		w := word(s, j)
+		if !special(w) {
+			seen |= w
+			continue
+		}
+		for ; ; j++ { // special found a byte that ends the plain run
+			switch c := s[j]; {
+			case c == '"':
+				return j + 1, seen&highs == 0
+			case c < ' ' || c == '\\':
+				return escapedStringEnd(text, i), false
+			default:
+				seen |= uint64(c)
+			}
+		}
+	}
+	// Nearly every longer string is plain too: its first quote ends it, and
+	// the bytes before are a plain run with no backslash. All three searches
+	// read a word or more at a time. A string that is not plain is read again.
+	if seen&highs == 0 {
+		if q := strings.IndexByte(s[j:], '"'); q >= 0 {
+			if run := s[j : j+q]; ascii.PlainPrefix(run) == q && strings.IndexByte(run, '\\') < 0 {
+				return j + q + 1, true
+			}
+		}
+	}
+	return escapedStringEnd(text, i), false
+}
+
+// word returns the eight bytes of s from i on, the first in the low byte.
+func word(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s), len(s))[i:])
+}
+
+// asString views text as a string without copying it: a slice's header
+// starts as a string's does. The view lives no longer than the call.
+func asString[T ~string | ~[]byte](text T) string {
+	return *(*string)(unsafe.Pointer(&text))
+}
+
+// escapedStringEnd is stringEnd for a string that is not plain.
+func escapedStringEnd[T ~string | ~[]byte](text T, i int) int {
 	for ; i < len(text); i++ {
 		// The plain run of a string, eight bytes at a time, then byte by byte.
-		for i+8 <= len(text) && !special(uint64(text[i])|uint64(text[i+1])<<8|uint64(text[i+2])<<16|uint64(text[i+3])<<24|
-			uint64(text[i+4])<<32|uint64(text[i+5])<<40|uint64(text[i+6])<<48|uint64(text[i+7])<<56) {
+		for i+8 <= len(text) && !special(word(asString(text), i)) {
 			i += 8
 		}
 		for i < len(text) && text[i] >= ' ' && text[i] != '"' && text[i] != '\\' {

@@ -1,10 +1,13 @@
 package jsondepth
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/fanout/fanout/internal/ascii"
 )
 
 // reference is what Valid replaces: Within, then gjson's validator.
@@ -79,6 +82,18 @@ func BenchmarkValid(b *testing.B) {
 			_ = Within(body, Max) && gjson.ValidBytes(body)
 		}
 	})
+	// Short strings, where a search's set-up costs more than its scan.
+	var short []string
+	for i := range 10 {
+		short = append(short, fmt.Sprintf(`{"Id":"m%d","MessageBody":"hello","DelaySeconds":0}`, i))
+	}
+	small := []byte(`{"QueueUrl":"http://localhost:4566/000000000000/q","Entries":[` + strings.Join(short, ",") + `]}`)
+	b.Run("Valid/short", func(b *testing.B) {
+		b.SetBytes(int64(len(small)))
+		for b.Loop() {
+			Valid(small, Max)
+		}
+	})
 }
 
 func TestSpecialIsExact(t *testing.T) {
@@ -129,5 +144,65 @@ func TestValueEndStopsAfterTheValue(t *testing.T) {
 		if got := ValueEnd(c.text, c.at, limit); got != c.want {
 			t.Errorf("ValueEnd(%q, %d) = %d, want %d", c.text, c.at, got, c.want)
 		}
+	}
+}
+
+// TestPlainStringEnd checks the end and the plain flag against gjson, which
+// reads the string, and the bytes it holds: plain means the value is the
+// content as it stands, with nothing below 0x20 or above 0x7f.
+func TestPlainStringEnd(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("abcdefgh", 20)
+	texts := []string{
+		`""`, `"a"`, `"Id"`, `"` + long + `"`, `"` + long + `\"` + long + `"`, `"a\\"`, `"\\"`,
+		`"` + long + `é"`, `"é` + long + `"`, `"` + long + "\x7f" + `"`, `"` + long + `\u00e9"`,
+		`"` + long, `"` + long + "\x01" + `"`, `"a\"`, `"` + long + `\x"`,
+	}
+	// Every string up to five words long with one byte that is not plain
+	// letters at each place: the two first words are read apart from the rest.
+	for n := range 41 {
+		for at := range n {
+			for _, c := range []string{`"`, `\`, `\"`, "\x01", "\xc3\xa9", "\x7f", "\xff"} {
+				texts = append(texts, `"`+long[:at]+c+long[at:n]+`"`)
+			}
+		}
+	}
+	for _, s := range texts {
+		for _, tail := range []string{"", `,"b"`, ` "c\"d" `} {
+			checkPlainStringEnd(t, s+tail)
+		}
+	}
+}
+
+func FuzzPlainStringEnd(f *testing.F) {
+	f.Add(`"abc\"d"`)
+	f.Add(`"` + strings.Repeat("x", 20) + "\xc3\xa9" + `" , "y"`)
+	f.Fuzz(func(t *testing.T, text string) {
+		if strings.HasPrefix(text, `"`) {
+			checkPlainStringEnd(t, text)
+		}
+	})
+}
+
+// checkPlainStringEnd checks PlainStringEnd on the string text starts with.
+func checkPlainStringEnd(t *testing.T, text string) {
+	t.Helper()
+	end, plain := PlainStringEnd(text, 0)
+	wantEnd := -1
+	if r := gjson.Parse(text); r.Type == gjson.String && gjson.Valid(r.Raw) {
+		wantEnd = len(r.Raw)
+	}
+	if end != wantEnd {
+		t.Fatalf("PlainStringEnd(%q) ends at %d, want %d", text, end, wantEnd)
+	}
+	if got := StringEnd([]byte(text), 0); got != end {
+		t.Fatalf("StringEnd([]byte(%q)) = %d, want %d", text, got, end)
+	}
+	if end < 0 {
+		return
+	}
+	content := text[1 : end-1]
+	if want := !strings.Contains(content, `\`) && ascii.PlainPrefix(content) == len(content); plain != want {
+		t.Fatalf("PlainStringEnd(%q) plain = %v, want %v", text, plain, want)
 	}
 }

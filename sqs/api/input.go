@@ -19,6 +19,10 @@ import (
 // names it differently, the Query name.
 type input interface {
 	str(name string) string
+	// plain reports whether str(name) is known to hold only plain ASCII
+	// (0x20 to 0x7f), which every SQS rule for text accepts; false when
+	// the decoder did not see it so.
+	plain(name string) bool
 	has(name string) bool
 	integer(name string) (*int, error)
 	list(jsonName, queryName string) []string
@@ -44,6 +48,10 @@ type jsonInput struct {
 type member struct {
 	key string
 	val gjson.Result
+	// plain says val is a string of plain ASCII (0x20 to 0x7f) with no
+	// escape, seen so as the one-pass decoder read it: a text with no
+	// character any SQS rule refuses, which need not be checked again.
+	plain bool
 }
 
 // maxIndexedEntries is how many batch entries are indexed with the request:
@@ -105,7 +113,7 @@ func (d *jsonDecoder) decode(v gjson.Result) (*jsonInput, *awserr.Error) {
 			err = checkShape(val, sh)
 		}
 		if err == nil && val.Type != gjson.Null {
-			d.members = addMember(d.members, 0, k.Str, val)
+			d.members = addMember(d.members, 0, k.Str, val, false)
 		}
 		return err == nil
 	})
@@ -118,14 +126,14 @@ func (d *jsonDecoder) decode(v gjson.Result) (*jsonInput, *awserr.Error) {
 
 // addMember appends a member to the run of ms starting at from, or replaces
 // the value of a repeated one: the last one wins.
-func addMember(ms []member, from int, key string, val gjson.Result) []member {
+func addMember(ms []member, from int, key string, val gjson.Result, plain bool) []member {
 	for i := from; i < len(ms); i++ {
 		if ms[i].key == key {
-			ms[i].val = val
+			ms[i].val, ms[i].plain = val, plain
 			return ms
 		}
 	}
-	return append(ms, member{key, val})
+	return append(ms, member{key, val, plain})
 }
 
 // checkEntries checks an Entries member and indexes its first entries.
@@ -171,7 +179,7 @@ func (d *jsonDecoder) indexEntry(e gjson.Result) (jsonInput, *awserr.Error) {
 			return true
 		}
 		if err = checkShape(val, sh); err == nil && val.Type != gjson.Null {
-			d.arena = addMember(d.arena, from, k.Str, val)
+			d.arena = addMember(d.arena, from, k.Str, val, false)
 		}
 		return err == nil
 	})
@@ -357,6 +365,15 @@ func (j *jsonInput) get(name string) gjson.Result {
 
 func (j *jsonInput) str(name string) string { return j.get(name).Str }
 
+func (j *jsonInput) plain(name string) bool {
+	for i := range j.members {
+		if j.members[i].key == name {
+			return j.members[i].plain
+		}
+	}
+	return false
+}
+
 func (j *jsonInput) has(name string) bool { return j.get(name).Exists() }
 
 func (j *jsonInput) integer(name string) (*int, error) {
@@ -461,6 +478,7 @@ type queryInput struct{ f awswire.Form }
 
 func (q queryInput) str(name string) string { return q.f.Get(name) }
 func (q queryInput) has(name string) bool   { return q.f.Has(name) }
+func (q queryInput) plain(string) bool      { return false }
 
 func (q queryInput) integer(name string) (*int, error) {
 	if !q.f.Has(name) {

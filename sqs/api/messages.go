@@ -25,6 +25,7 @@ func sendInput(in input, senderID string) (sqs.SendInput, error) {
 	}
 	return sqs.SendInput{
 		Body:             in.str("MessageBody"),
+		BodyChecked:      in.plain("MessageBody"),
 		DelaySeconds:     delay,
 		Attributes:       attrs,
 		SystemAttributes: sys,

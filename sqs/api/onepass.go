@@ -57,6 +57,7 @@ func (d *jsonDecoder) object(s string, i, depth int, top bool) (int, bool) {
 		i = jsondepth.SkipSpace(s, i+1)
 		sh, known := memberShape(key, top)
 		var val gjson.Result
+		var plain bool
 		if known && sh == shapeEntries {
 			if end = d.batchEntries(s, i, depth+1); end < 0 {
 				return 0, false
@@ -64,7 +65,7 @@ func (d *jsonDecoder) object(s string, i, depth int, top bool) (int, bool) {
 			val = gjson.Result{Type: gjson.JSON, Raw: s[i:end]}
 			d.entriesRaw = val
 		} else {
-			if val, end = valueAt(s, i, depth); end < 0 {
+			if val, end, plain = valueAt(s, i, depth); end < 0 {
 				return 0, false
 			}
 			if known && checkShape(val, sh) != nil {
@@ -73,9 +74,9 @@ func (d *jsonDecoder) object(s string, i, depth int, top bool) (int, bool) {
 		}
 		if known && val.Type != gjson.Null {
 			if top {
-				d.members = addMember(d.members, 0, key, val)
+				d.members = addMember(d.members, 0, key, val, plain)
 			} else {
-				d.arena = addMember(d.arena, from, key, val)
+				d.arena = addMember(d.arena, from, key, val, plain)
 			}
 		}
 		if i = jsondepth.SkipSpace(s, end); i >= len(s) {
@@ -130,25 +131,26 @@ func (d *jsonDecoder) batchEntries(s string, i, depth int) int {
 
 // valueAt checks the value at s[i], inside a container nested depth deep,
 // and returns it as gjson's walk would, with the index after it (-1 if it
-// is not valid). A string without escapes, the common case, is read here.
-func valueAt(s string, i, depth int) (gjson.Result, int) {
+// is not valid) and whether it is a plain string (jsondepth.PlainStringEnd).
+// A string without escapes, the common case, is read here.
+func valueAt(s string, i, depth int) (gjson.Result, int, bool) {
 	if i < len(s) && s[i] == '"' {
-		end := jsondepth.StringEnd(s, i)
+		end, plain := jsondepth.PlainStringEnd(s, i)
 		if end < 0 {
-			return gjson.Result{}, -1
+			return gjson.Result{}, -1, false
 		}
 		raw := s[i:end]
-		if strings.IndexByte(raw, '\\') < 0 {
-			return gjson.Result{Type: gjson.String, Raw: raw, Str: raw[1 : len(raw)-1]}, end
+		if plain || strings.IndexByte(raw, '\\') < 0 {
+			return gjson.Result{Type: gjson.String, Raw: raw, Str: raw[1 : len(raw)-1]}, end, plain
 		}
-		return gjson.Parse(raw), end
+		return gjson.Parse(raw), end, false
 	}
 	end := jsondepth.ValueEnd(s, i, jsondepth.Max-depth)
 	if end < 0 {
-		return gjson.Result{}, -1
+		return gjson.Result{}, -1, false
 	}
 	if c := s[i]; c == '{' || c == '[' {
-		return gjson.Result{Type: gjson.JSON, Raw: s[i:end]}, end
+		return gjson.Result{Type: gjson.JSON, Raw: s[i:end]}, end, false
 	}
-	return gjson.Parse(s[i:end]), end
+	return gjson.Parse(s[i:end]), end, false
 }
