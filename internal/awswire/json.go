@@ -3,8 +3,11 @@ package awswire
 import (
 	"encoding/binary"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/fanout/fanout/internal/ascii"
 )
 
 // AppendJSONString appends s as a JSON string. Replies on hot paths are
@@ -13,6 +16,14 @@ import (
 // does, so that a reply is always valid JSON.
 func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	// Most strings need nothing escaped: plain ASCII with no quote and no
+	// backslash, which three word-wide searches tell. Any other string is
+	// read by the loop below; the quote is looked for first, as a body that
+	// is itself JSON has one at once.
+	if strings.IndexByte(s, '"') < 0 && strings.IndexByte(s, '\\') < 0 && ascii.PlainPrefix(s) == len(s) {
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read-only view
 	last := 0
 	for i := 0; i < len(s); {

@@ -44,7 +44,7 @@ func TestAppendJSONStringWordBoundaries(t *testing.T) {
 	t.Parallel()
 	specials := []string{"\"", "\\", "\x00", "\x1f", "\n", "\t", "\x7f", "\xff", "\xc3", "é", "😀", "\u2028", " ", "~"}
 	for _, sp := range specials {
-		for n := 0; n < 24; n++ {
+		for n := 0; n < 41; n++ {
 			for _, tail := range []int{0, 1, 7, 8, 9} {
 				s := strings.Repeat("a", n) + sp + strings.Repeat("b", tail)
 				got := AppendJSONString(nil, s)
@@ -59,5 +59,22 @@ func TestAppendJSONStringWordBoundaries(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkAppendJSONString: a plain body (the fast path), one with a
+// quote (the byte loop after the searches), and a message id.
+func BenchmarkAppendJSONString(b *testing.B) {
+	plain := strings.Repeat("abcdefghijklmnopqrstuvwxyz0123456789", 29)[:1024]
+	for _, c := range []struct{ name, s string }{
+		{"plain/1KiB", plain}, {"quoted/1KiB", `"` + plain[1:]}, {"id", "0b8f1c9e-4a4e-4e8e-9d1a-3f6f2e1b7c5d"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			buf := make([]byte, 0, 2048)
+			b.SetBytes(int64(len(c.s)))
+			for b.Loop() {
+				buf = AppendJSONString(buf[:0], c.s)
+			}
+		})
 	}
 }
