@@ -14,7 +14,7 @@ package sqs
 const (
 	compactSlack       = 8192    // slots a queue may hold beyond twice its live ones
 	compactByteSlack   = 4 << 20 // bytes beyond twice the live ones
-	keepWhenEmpty      = 64      // slots (page 0) an empty queue keeps
+	keepWhenEmpty      = 64      // slots an empty queue keeps (its first three pages, 6 KiB)
 	keepBytesWhenEmpty = 64 << 10
 )
 

@@ -141,7 +141,7 @@ func TestCompactionInEveryState(t *testing.T) {
 }
 
 // A queue costs what it holds: three small messages take one small page
-// and one small chunk, from Go's heap, in one allocation of 8 KiB (the
+// and one small chunk, from Go's heap, in one allocation under 3 KiB (the
 // chunk is what the page leaves of Go's size class); a large queue's memory
 // is mapped and goes back when it is purged.
 func TestStoreMemoryFollowsContents(t *testing.T) {
@@ -153,7 +153,7 @@ func TestStoreMemoryFollowsContents(t *testing.T) {
 	small.lock()
 	pages, held, mapped := small.msgs.slab.pageCount(), small.msgs.chunks.held, small.msgs.slab.page0.mapped
 	small.unlock()
-	if pages != 1 || pageLen(0)*recordSize+int(held) > 8<<10 || mapped {
+	if pages != 1 || pageLen(0)*recordSize+int(held) > 3<<10 || mapped {
 		t.Fatalf("3 messages: %d pages, %d chunk bytes, mapped %v", pages, held, mapped)
 	}
 
@@ -254,5 +254,28 @@ func TestFreshChunksAreMappedBeforeTheLock(t *testing.T) {
 			}
 		}
 		n += len(out)
+	}
+}
+
+// Slots map onto the pages one after another: each page holds pageLen of
+// them, in order, and the next page starts where it ends.
+func TestLocateFillsPagesInOrder(t *testing.T) {
+	t.Parallel()
+	var page, at uint32
+	for i := uint32(0); i < 5*pageRecs; i++ {
+		p, o := locate(i)
+		if i > 0 {
+			if at+1 < uint32(pageLen(int(page))) {
+				at++
+			} else {
+				page, at = page+1, 0
+			}
+		}
+		if p != page || o != at {
+			t.Fatalf("slot %d: page %d at %d, want page %d at %d", i, p, o, page, at)
+		}
+	}
+	if pageLen(0) != firstRecs || pageLen(smallPages) != pageRecs/2 || pageLen(smallPages+1) != pageRecs {
+		t.Fatalf("page lengths %d, %d, %d", pageLen(0), pageLen(smallPages), pageLen(smallPages+1))
 	}
 }

@@ -59,8 +59,11 @@ const none = ^uint32(0)
 
 // slab holds a queue's records in pages that never move, so a *record stays
 // valid until the slot is freed or the queue compacts (compact.go). Page 0
-// holds 64 records, page p (1-6) 64<<(p-1), later pages pageRecs each: a
-// small queue stays small and a large one does not copy itself as it grows.
+// holds firstRecs records, page p (1 to smallPages) firstRecs<<(p-1), later
+// pages pageRecs each: a small queue stays small (a queue with one message
+// holds a page of 1.5 KiB, so 100,000 such queues take 150 MiB of records,
+// not the 600 MiB pages of 64 took), and a large one does not copy itself
+// as it grows.
 //
 // Page 0 is held in the slab itself and the later pages in a slice, and a
 // record is found from its page's bytes: a queue holding a few messages is
@@ -76,29 +79,32 @@ type slab struct {
 }
 
 const (
-	pageShift = 12
-	pageRecs  = 1 << pageShift
+	pageShift  = 12
+	pageRecs   = 1 << pageShift
+	firstShift = 4
+	firstRecs  = 1 << firstShift
+	smallPages = pageShift - firstShift // pages 1 to smallPages double
 )
 
 // locate returns the page of slot i and its place in it.
 func locate(i uint32) (page, at uint32) {
 	switch {
 	case i >= pageRecs:
-		return i>>pageShift + 6, i & (pageRecs - 1)
-	case i < 64:
+		return i>>pageShift + smallPages, i & (pageRecs - 1)
+	case i < firstRecs:
 		return 0, i
 	default:
 		l := uint32(bits.Len32(i))
-		return l - 6, i - 1<<(l-1)
+		return l - firstShift, i - 1<<(l-1)
 	}
 }
 
 func pageLen(p int) int {
 	switch {
 	case p == 0:
-		return 64
-	case p <= 6:
-		return 64 << (p - 1)
+		return firstRecs
+	case p <= smallPages:
+		return firstRecs << (p - 1)
 	}
 	return pageRecs
 }
