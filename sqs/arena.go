@@ -28,7 +28,8 @@ var offHeap atomic.Int64
 // region is memory for records or message bytes.
 type region struct {
 	b      []byte
-	mapped bool // from mapRegion: give it back with unmapRegion
+	mapped bool       // from mapRegion: give it back with unmapRegion
+	from   *poolBlock // the block it was cut from (arena_pool.go), or nil
 }
 
 // allocRegion returns n bytes, zeroed if zero is set (record pages; a
@@ -46,11 +47,21 @@ func allocRegion(n int, zero bool) region {
 			return region{b: b, mapped: true}
 		}
 	}
+	if c := poolClassFor(n); c != nil {
+		if r := c.take(); r.b != nil {
+			if zero {
+				clear(r.b)
+			}
+			return r
+		}
+	}
 	return region{b: make([]byte, n)}
 }
 
 func (r *region) free() {
-	if r.mapped && !spares.keep(r.b) && unmapRegion(r.b) {
+	if r.from != nil {
+		r.from.class.put(r.from, r.b)
+	} else if r.mapped && !spares.keep(r.b) && unmapRegion(r.b) {
 		offHeap.Add(-int64(len(r.b)))
 	}
 	*r = region{}

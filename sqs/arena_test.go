@@ -6,9 +6,17 @@ import (
 )
 
 // A freed mapped region is kept for reuse, up to spareBytes, and a record
-// page made of a reused one is zeroed as a fresh mapping is.
+// page made of a reused one is zeroed as a fresh mapping is. Not parallel:
+// other tests' freed regions would fill the spares.
 func TestSpareRegionsAreReusedAndBounded(t *testing.T) {
-	t.Parallel()
+	spares.mu.Lock()
+	for _, b := range spares.list {
+		if unmapRegion(b) {
+			offHeap.Add(-int64(len(b)))
+		}
+	}
+	spares.list, spares.bytes = nil, 0
+	spares.mu.Unlock()
 	n := bigRegion + 7<<12 // a size no other region has
 	r := allocRegion(n, true)
 	if !r.mapped {

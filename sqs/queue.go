@@ -99,17 +99,15 @@ func newQueueOf(e *Engine, name string, fifo bool, now time.Time, msgs *store) *
 }
 
 // watchStore makes sure that a queue dropped without being deleted (an
-// engine a test forgets) still gives its mapped memory and its references
-// to shared bodies back, once its store may hold any: only a region of
-// bigRegion or more is mapped (arena.go), and a queue's first slab pages
-// and chunks are smaller, so most queues never need the cleanup, which the
-// collector would otherwise visit for each queue in each cycle. Called at
-// creation and by tidy (every unlock).
+// engine a test forgets) still gives its memory outside Go's heap (mapped
+// regions, pieces of the shared blocks) and its references to shared bodies
+// back, once its store holds any. Called at creation and by tidy (every
+// unlock).
 func (q *Queue) watchStore() {
 	if q.cleanup {
 		return
 	}
-	if s := q.msgs; s.chunks.held >= bigRegion || s.slab.n > pageRecs || s.sharedRefs > 0 {
+	if s := q.msgs; s.chunks.held >= bigRegion || s.slab.n > pageRecs || s.sharedRefs > 0 || s.pooled() {
 		runtime.AddCleanup(q, (*store).release, s)
 		q.cleanup = true
 	}

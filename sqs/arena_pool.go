@@ -1,0 +1,155 @@
+package sqs
+
+import (
+	"slices"
+	"sync"
+	"unsafe"
+)
+
+// Small regions (a queue's first record pages and its first chunks, 1 KiB
+// to 128 KiB) are cut from mapped blocks that all queues share, rather than
+// taken from Go's heap. A block is mapped populated, so the kernel faults
+// its 64 pages in one call; Go's heap grows page by page, a trap for each,
+// which on a VM costs about twice as much. With 100,000 queues taking their
+// first messages, that was most of what a 1 KiB send cost over one queue's.
+// Blocks are also outside the collector's heap goal, as big regions are.
+//
+// A block holds pieces of one size. A block with none in use goes back to
+// the spares (arena.go), unless it is its size's last one with room, which
+// is kept so that a queue taking and freeing one piece does not map and
+// unmap a block each time.
+
+const blockSize = bigRegion
+
+type poolBlock struct {
+	b     []byte
+	free  []uint32 // offsets of the pieces not in use
+	pos   int      // index in its class's partial list; -1: not in it (full)
+	class *poolClass
+}
+
+type poolClass struct {
+	mu      sync.Mutex
+	size    int
+	partial []*poolBlock // blocks with a piece free
+	inUse   int          // pieces handed out
+}
+
+// pool has a class for each size of chunk (firstChunk doubling) and of
+// record page (slab.go) under bigRegion that a block holds with little
+// left over, smallest first; other sizes come from Go's heap.
+var pool = func() []*poolClass {
+	var sizes []int
+	for n := firstChunk; n < bigRegion; n *= 2 {
+		sizes = append(sizes, n)
+	}
+	for p := 0; pageLen(p)*recordSize < bigRegion && p <= smallPages; p++ {
+		if n := pageLen(p) * recordSize; blockSize%n <= blockSize/16 && !slices.Contains(sizes, n) {
+			sizes = append(sizes, n)
+		}
+	}
+	slices.Sort(sizes)
+	classes := make([]*poolClass, len(sizes))
+	for i, n := range sizes {
+		classes[i] = &poolClass{size: n}
+	}
+	return classes
+}()
+
+// poolClassFor returns the class that cuts pieces of exactly n bytes, or nil.
+func poolClassFor(n int) *poolClass {
+	if n < pool[0].size || n >= bigRegion {
+		return nil
+	}
+	for _, c := range pool {
+		if c.size == n {
+			return c
+		}
+	}
+	return nil
+}
+
+// take returns a piece, or a region with nothing in it when no block can be
+// mapped (the caller then uses Go's heap).
+func (c *poolClass) take() region {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.partial) == 0 {
+		b := spares.take(blockSize)
+		if b == nil {
+			if b = mapRegion(blockSize); b == nil {
+				return region{}
+			}
+			offHeap.Add(int64(len(b)))
+		}
+		blk := &poolBlock{b: b, class: c, free: make([]uint32, 0, blockSize/c.size)}
+		for off := (blockSize/c.size - 1) * c.size; off >= 0; off -= c.size {
+			blk.free = append(blk.free, uint32(off)) // lowest offset on top
+		}
+		blk.pos = 0
+		c.partial = append(c.partial, blk)
+	}
+	blk := c.partial[len(c.partial)-1]
+	c.inUse++
+	off := blk.free[len(blk.free)-1]
+	blk.free = blk.free[:len(blk.free)-1]
+	if len(blk.free) == 0 {
+		c.unlist(blk)
+	}
+	return region{b: blk.b[off : int(off)+c.size : int(off)+c.size], from: blk}
+}
+
+// put takes back piece b of blk.
+func (c *poolClass) put(blk *poolBlock, b []byte) {
+	off := uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(blk.b))))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inUse--
+	blk.free = append(blk.free, off)
+	if blk.pos < 0 {
+		blk.pos = len(c.partial)
+		c.partial = append(c.partial, blk)
+	}
+	if len(blk.free) < cap(blk.free) || len(c.partial) == 1 {
+		return
+	}
+	c.unlist(blk) // nothing in it is in use, and another block has room
+	if !spares.keep(blk.b) && unmapRegion(blk.b) {
+		offHeap.Add(-int64(len(blk.b)))
+	}
+	blk.b = nil
+}
+
+// unlist removes blk from the partial list.
+func (c *poolClass) unlist(blk *poolBlock) {
+	last := c.partial[len(c.partial)-1]
+	c.partial[blk.pos] = last
+	last.pos = blk.pos
+	c.partial[len(c.partial)-1] = nil
+	c.partial = c.partial[:len(c.partial)-1]
+	blk.pos = -1
+}
+
+// idlePoolBytes returns the bytes of the blocks kept with no piece in use.
+func idlePoolBytes() int64 {
+	var n int64
+	for _, c := range pool {
+		c.mu.Lock()
+		if len(c.partial) == 1 && len(c.partial[0].free) == cap(c.partial[0].free) {
+			n += blockSize
+		}
+		c.mu.Unlock()
+	}
+	return n
+}
+
+// pooledBytes returns the bytes of the pieces handed out.
+func pooledBytes() int64 {
+	var n int64
+	for _, c := range pool {
+		c.mu.Lock()
+		n += int64(c.inUse * c.size)
+		c.mu.Unlock()
+	}
+	return n
+}
