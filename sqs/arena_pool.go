@@ -129,27 +129,3 @@ func (c *poolClass) unlist(blk *poolBlock) {
 	c.partial = c.partial[:len(c.partial)-1]
 	blk.pos = -1
 }
-
-// idlePoolBytes returns the bytes of the blocks kept with no piece in use.
-func idlePoolBytes() int64 {
-	var n int64
-	for _, c := range pool {
-		c.mu.Lock()
-		if len(c.partial) == 1 && len(c.partial[0].free) == cap(c.partial[0].free) {
-			n += blockSize
-		}
-		c.mu.Unlock()
-	}
-	return n
-}
-
-// pooledBytes returns the bytes of the pieces handed out.
-func pooledBytes() int64 {
-	var n int64
-	for _, c := range pool {
-		c.mu.Lock()
-		n += int64(c.inUse * c.size)
-		c.mu.Unlock()
-	}
-	return n
-}

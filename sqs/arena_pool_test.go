@@ -115,3 +115,27 @@ func TestDroppedQueueGivesPiecesBack(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// idlePoolBytes returns the bytes of the blocks kept with no piece in use.
+func idlePoolBytes() int64 {
+	var n int64
+	for _, c := range pool {
+		c.mu.Lock()
+		if len(c.partial) == 1 && len(c.partial[0].free) == cap(c.partial[0].free) {
+			n += blockSize
+		}
+		c.mu.Unlock()
+	}
+	return n
+}
+
+// pooledBytes returns the bytes of the pieces handed out.
+func pooledBytes() int64 {
+	var n int64
+	for _, c := range pool {
+		c.mu.Lock()
+		n += int64(c.inUse * c.size)
+		c.mu.Unlock()
+	}
+	return n
+}
