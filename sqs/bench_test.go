@@ -200,3 +200,27 @@ func BenchmarkValidBody(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRoundTrip sends a 1 KiB message to a queue, receives it and
+// deletes it: a queue that never holds more than one message, whose bodies
+// go among the shared bodies (smallStore).
+func BenchmarkRoundTrip(b *testing.B) {
+	q := benchQueue(b)
+	in := SendInput{Body: benchBody}
+	one := 1
+	rin := ReceiveInput{MaxNumberOfMessages: &one, WaitTimeSeconds: new(int)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := q.Send(in); err != nil {
+			b.Fatal(err)
+		}
+		out, err := q.Receive(ctx, rin)
+		if err != nil || len(out) != 1 {
+			b.Fatal(len(out), err)
+		}
+		if err := q.Delete(out[0].ReceiptHandle); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

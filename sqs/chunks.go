@@ -46,6 +46,15 @@ const (
 	maxChunk   = 1 << 20
 )
 
+// fits reports whether the chunk being appended to has room for n bytes.
+func (c *chunks) fits(n int) bool {
+	if c.cur == 0 {
+		return false
+	}
+	k := c.slot(c.cur - 1)
+	return int(k.used)+n <= len(k.mem.b)
+}
+
 // reserve returns n bytes to write one message into and where they are.
 func (c *chunks) reserve(n uint32) (at, off uint32, buf []byte) {
 	if c.cur != 0 {

@@ -307,7 +307,14 @@ func validMessageID(s string) bool {
 // returns its record. Callers hold mu.
 func (q *Queue) enqueue(d *draft, delay *int, now time.Time) uint32 {
 	q.seq++
-	q.msgs.firstPages(d.storedSize())
+	size := d.storedSize()
+	if d.shared == 0 && q.msgs.keepsShared(size, len(d.body)) {
+		if ref := sharedBodies.put(d.body); ref != 0 { // 0: no room, copied
+			d.shared, d.sharedOwn = ref, true
+			size -= len(d.body)
+		}
+	}
+	q.msgs.firstPages(size)
 	i := q.msgs.slab.alloc()
 	r := q.rec(i)
 	r.seq, r.order = q.seq, q.seq
