@@ -130,10 +130,8 @@ const slowGrowth = 64 << 10
 // bytes, in messages of at most largest bytes, would map, or 0 if the chunk
 // being appended to has room or the next chunk would be small (Go's heap).
 func (c *chunks) regionFor(n, largest int) int {
-	if c.cur != 0 {
-		if k := c.slot(c.cur - 1); int(k.used)+n <= len(k.mem.b) {
-			return 0
-		}
+	if c.fits(n) {
+		return 0
 	}
 	size := c.sizeFor(largest)
 	if size < bigRegion || len(c.staged.b) >= size {

@@ -308,13 +308,12 @@ func validMessageID(s string) bool {
 func (q *Queue) enqueue(d *draft, delay *int, now time.Time) uint32 {
 	q.seq++
 	size := d.storedSize()
+	q.msgs.firstPages(size) // an empty store: keepsShared is false
 	if d.shared == 0 && q.msgs.keepsShared(size, len(d.body)) {
 		if ref := sharedBodies.put(d.body); ref != 0 { // 0: no room, copied
 			d.shared, d.sharedOwn = ref, true
-			size -= len(d.body)
 		}
 	}
-	q.msgs.firstPages(size)
 	i := q.msgs.slab.alloc()
 	r := q.rec(i)
 	r.seq, r.order = q.seq, q.seq
