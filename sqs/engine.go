@@ -54,7 +54,7 @@ func New(opts Options) *Engine {
 	if opts.Account == "" {
 		opts.Account = "000000000000"
 	}
-	return &Engine{
+	e := &Engine{
 		opts:    opts,
 		clock:   opts.Clock,
 		queues:  map[string]*Queue{},
@@ -62,6 +62,8 @@ func New(opts Options) *Engine {
 		lastSeq: map[string]uint64{},
 		closing: make(chan struct{}),
 	}
+	registerEngine(e)
+	return e
 }
 
 // Close ends every long poll in progress (they return no messages).

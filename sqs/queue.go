@@ -20,9 +20,6 @@ type Queue struct {
 	// cleanup is set once the queue's store has a cleanup to give back
 	// its mapped memory (watchStore).
 	cleanup bool
-	// sharing is set while the queue is among the shared bodies' sharers
-	// (sharedbody.go).
-	sharing bool
 	engine  *Engine
 	seq     uint64
 	msgs    *store     // the records and bytes the containers below index
@@ -90,9 +87,6 @@ func newQueueOf(e *Engine, name string, fifo bool, now time.Time, msgs *store) *
 		delayed:  msgHeap{s: &msgs.slab, byTime: true},
 		inflight: msgHeap{s: &msgs.slab, byTime: true},
 		fifo:     newFifoState(fifo),
-	}
-	if msgs.sharedRefs > 0 { // a Restorer's, with shared bodies
-		sharedBodies.share(q)
 	}
 	q.watchStore()
 	return q
@@ -471,9 +465,6 @@ func (q *Queue) resetMessages() {
 		q.fifo.attempts = map[string]*attempt{}
 	}
 	q.msgs.release()
-	if q.sharing {
-		sharedBodies.forgetSharer(q)
-	}
 }
 
 // Tags returns a copy of the queue's tags.

@@ -324,9 +324,6 @@ func (q *Queue) enqueue(d *draft, delay *int, now time.Time) uint32 {
 	r.receiveCount, r.firstReceiveAt, r.receivesBefore = d.receiveCount, d.firstReceiveAt, d.receivesBefore
 	r.index = -1
 	q.msgs.put(r, d)
-	if r.body != 0 && !q.sharing {
-		sharedBodies.share(q) // an evacuation visits it
-	}
 	if d.ext.groupID != "" {
 		g := q.groups.get(d.ext.groupID, &q.msgs.slab)
 		g.size++

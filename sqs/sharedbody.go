@@ -4,7 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
-	"weak"
 )
 
 // A message SNS fans out to several queues (raw delivery) carries the same
@@ -101,16 +100,11 @@ type sharedPool struct {
 	curAt  uint32
 	used   int // bytes appended to cur
 
-	held  atomic.Int64 // bytes of the chunks
-	live  atomic.Int64 // bytes of bodies still referenced, headers included
-	died  atomic.Int64 // bytes of bodies died since the last evacuation
-	evacs atomic.Int64 // evacuations run, for tests
-	// evacuating is set while an evacuation runs; sharers are the queues
-	// that have held a reference since the last one.
-	evacuating atomic.Bool
-	sharersMu  sync.Mutex
-	sharers    map[weak.Pointer[Queue]]struct{}
-	pruneAt    int // the size of sharers at which queues gone are dropped from it
+	held       atomic.Int64 // bytes of the chunks
+	live       atomic.Int64 // bytes of bodies still referenced, headers included
+	died       atomic.Int64 // bytes of bodies died since the last evacuation
+	evacs      atomic.Int64 // evacuations run, for tests
+	evacuating atomic.Bool  // set while an evacuation runs
 }
 
 var sharedBodies sharedPool
@@ -228,37 +222,6 @@ func (p *sharedPool) drop(ref, n uint32) {
 	}
 }
 
-// share notes that q holds references, for an evacuation to visit it.
-// Callers hold q's lock.
-func (p *sharedPool) share(q *Queue) {
-	q.sharing = true
-	p.sharersMu.Lock()
-	if p.sharers == nil {
-		p.sharers = map[weak.Pointer[Queue]]struct{}{}
-	}
-	if len(p.sharers) >= p.pruneAt {
-		// Queues dropped without being deleted leave entries that no
-		// evacuation may come to remove.
-		for w := range p.sharers {
-			if w.Value() == nil {
-				delete(p.sharers, w)
-			}
-		}
-		p.pruneAt = 2*len(p.sharers) + 64
-	}
-	p.sharers[weak.Make(q)] = struct{}{}
-	p.sharersMu.Unlock()
-}
-
-// forgetSharer takes q, which holds no more references, off the sharers.
-// Callers hold q's lock.
-func (p *sharedPool) forgetSharer(q *Queue) {
-	q.sharing = false
-	p.sharersMu.Lock()
-	delete(p.sharers, weak.Make(q))
-	p.sharersMu.Unlock()
-}
-
 // evacuate has every queue that holds bodies of the chunks less than half
 // live copy them into its own memory, so that those chunks can be freed.
 func (p *sharedPool) evacuate() {
@@ -272,25 +235,15 @@ func (p *sharedPool) evacuate() {
 		}
 	}
 	p.mu.Unlock()
-	p.sharersMu.Lock()
-	list := make([]weak.Pointer[Queue], 0, len(p.sharers))
-	for w := range p.sharers {
-		list = append(list, w)
-	}
-	p.sharersMu.Unlock()
-	for _, w := range list {
-		q := w.Value()
-		if q == nil || !q.evacuate() {
-			p.sharersMu.Lock()
-			delete(p.sharers, w)
-			p.sharersMu.Unlock()
-		}
-	}
+	// Every queue of every live engine: the queues that hold references
+	// are not listed, as listing each would take a weak pointer per queue on
+	// the send path, while an evacuation is rare and in the background.
+	eachQueue((*Queue).evacuate)
 }
 
 // evacuate copies the queue's shared bodies in chunks being evacuated into
-// its own chunks, and reports whether it still holds references.
-func (q *Queue) evacuate() bool {
+// its own chunks.
+func (q *Queue) evacuate() {
 	q.lock()
 	defer q.unlock()
 	s := q.msgs
@@ -303,6 +256,4 @@ func (q *Queue) evacuate() bool {
 			}
 		}
 	}
-	q.sharing = s.sharedRefs > 0
-	return q.sharing
 }
