@@ -74,14 +74,14 @@ func (h *Handler) queue(r *request) (*sqs.Queue, error) {
 	default:
 		return nil, sqs.ErrMissingParameter.New("The request must contain the parameter QueueUrl.")
 	}
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	if len(parts) < 2 {
+	last, n := pathTail(strings.Trim(path, "/"))
+	if n < 2 {
 		return nil, sqs.ErrInvalidAddress.New("The address %s is not valid for this endpoint.", raw)
 	}
-	account, name := parts[len(parts)-2], parts[len(parts)-1]
+	account, name := last[1], last[0]
 	region := ""
-	if len(parts) >= 4 && parts[len(parts)-4] == "queue" {
-		region = parts[len(parts)-3] // LocalStack's path form: /queue/<region>/<account>/<name>
+	if n >= 4 && last[3] == "queue" {
+		region = last[2] // LocalStack's path form: /queue/<region>/<account>/<name>
 	} else if raw != "" {
 		region = urlRegion(raw)
 	}
@@ -150,14 +150,36 @@ func urlRegion(raw string) string {
 	if i := strings.IndexAny(rest, "/:"); i >= 0 {
 		rest = rest[:i]
 	}
-	labels := strings.Split(rest, ".")
-	if len(labels) >= 3 && labels[0] == "sqs" && IsRegion(labels[1]) {
-		return labels[1]
+	// The first two of at least three labels.
+	first, rest, ok := strings.Cut(rest, ".")
+	second, _, three := strings.Cut(rest, ".")
+	if !ok || !three {
+		return ""
 	}
-	if len(labels) >= 3 && labels[1] == "queue" && IsRegion(labels[0]) {
-		return labels[0]
+	if first == "sqs" && IsRegion(second) {
+		return second
+	}
+	if second == "queue" && IsRegion(first) {
+		return first
 	}
 	return ""
+}
+
+// pathTail returns the last four (or fewer) of p's slash-separated
+// segments, the last first, and how many segments p has: a queue URL's
+// path is read on every call, so it is cut without allocating.
+func pathTail(p string) (last [4]string, n int) {
+	for {
+		i := strings.LastIndexByte(p, '/')
+		if n < len(last) {
+			last[n] = p[i+1:]
+		}
+		n++
+		if i < 0 {
+			return last, n
+		}
+		p = p[:i]
+	}
 }
 
 // IsRegion reports whether s has the shape of an AWS region name:
