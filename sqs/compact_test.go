@@ -159,6 +159,7 @@ func TestStoreMemoryFollowsContents(t *testing.T) {
 
 	e.opts.NoPurgeWait = true
 	big := mustQueue(t, e, "big", nil)
+	settle()
 	inUse := func() int64 { return offHeap.Load() - spares.held() - idlePoolBytes() } // kept for reuse
 	start := inUse()
 	body := strings.Repeat("y", 1024)
