@@ -1,6 +1,7 @@
 package sqs
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -51,6 +52,58 @@ func TestBatchKeepsNoSliceOfTheRequest(t *testing.T) {
 			if inside(unsafe.String(&b[0], len(b)), request) {
 				t.Error("the stored message is a slice of the request")
 			}
+		}
+	}
+}
+
+// A SendBatchBuffer is reused as soon as its reply is written. Nothing the
+// queue keeps may point into it: the deduplication window answers a resent
+// message with the first one's id five minutes later, and receivers get the
+// ids the senders were told.
+func TestBatchKeepsNothingOfItsBuffer(t *testing.T) {
+	t.Parallel()
+	e, _ := newTestEngine(t)
+	q := mustQueue(t, e, "f.fifo", map[string]string{AttrFifoQueue: "true"})
+	var buf SendBatchBuffer
+	entry := func(n int) []SendBatchEntry {
+		return []SendBatchEntry{{ID: "e", SendInput: SendInput{
+			Body: "body", GroupID: "g", DeduplicationID: "d" + strconv.Itoa(n)}}}
+	}
+	var sent []string
+	for n := range 3 {
+		ok, failed, err := q.SendBatchInto(&buf, entry(n))
+		if err != nil || len(failed) > 0 {
+			t.Fatal(err, failed)
+		}
+		whole := unsafe.String(&buf.idMD5s[0], len(buf.idMD5s))
+		if !inside(ok[0].MessageID, whole) {
+			t.Fatal("the result's id is not in the buffer it was given")
+		}
+		sent = append(sent, strings.Clone(ok[0].MessageID))
+		buf.Reset()
+	}
+	whole := unsafe.String(&buf.idMD5s[0], len(buf.idMD5s))
+	q.lock()
+	for _, d := range q.fifo.dedup {
+		if inside(d.messageID, whole) {
+			t.Error("the deduplication window keeps an id in the batch's buffer")
+		}
+	}
+	q.unlock()
+	for n := range 3 { // resent: the first send's id, not the buffer's last
+		ok, _, err := q.SendBatchInto(&buf, entry(n))
+		if err != nil || ok[0].MessageID != sent[n] {
+			t.Fatalf("resend %d: id %q, want %q (%v)", n, ok[0].MessageID, sent[n], err)
+		}
+	}
+	ten := 10
+	got, err := q.Receive(t.Context(), ReceiveInput{MaxNumberOfMessages: &ten})
+	if err != nil || len(got) != len(sent) {
+		t.Fatalf("received %d messages, %v; want %d", len(got), err, len(sent))
+	}
+	for i, m := range got {
+		if m.MessageID != sent[i] {
+			t.Errorf("received id %s, the sender was told %s", m.MessageID, sent[i])
 		}
 	}
 }

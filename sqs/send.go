@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -171,7 +172,9 @@ func (q *Queue) admit(d *draft, delay *int, now time.Time, res *SendResult) sent
 			return s
 		}
 		d.ext.sequenceNum = q.fifo.nextSequence()
-		s.dedup = dedupEntry{d.id(), d.ext.sequenceNum, now}
+		// A copy: the id may be in a caller's SendBatchBuffer, reused
+		// long before the deduplication window ends.
+		s.dedup = dedupEntry{strings.Clone(d.id()), d.ext.sequenceNum, now}
 		s.key = q.fifo.remember(s.key, s.dedup)
 		res.SequenceNumber = d.ext.sequenceNum
 	}
@@ -185,8 +188,8 @@ func (q *Queue) admit(d *draft, delay *int, now time.Time, res *SendResult) sent
 // be slices of the request: enqueue copies them into the queue's chunks.
 // With noReply (a standard queue, in.BodyMD5 given) it makes no id and no
 // reply: put makes the id. ids, if not nil, is bodyAt bytes the message id
-// and the body's MD5 are written to, never written again: a batch's share
-// one allocation.
+// and the body's MD5 are written to, not written again until the reply is
+// gone: a batch's are in its SendBatchBuffer.
 func (q *Queue) prepare(cfg config, in SendInput, noReply bool, ids []byte) (draft, SendResult, error) {
 	if in.Body == "" {
 		return draft{}, SendResult{}, missing("MessageBody")
@@ -250,7 +253,7 @@ func (q *Queue) prepare(cfg config, in SendInput, noReply bool, ids []byte) (dra
 		hex.Encode(buf[36:bodyAt], sum[:])
 	}
 	d := draft{
-		idMD5:  unsafe.String(&buf[0], bodyAt), // buf is never written again
+		idMD5:  unsafe.String(&buf[0], bodyAt), // buf outlives the reply
 		body:   in.Body,
 		sender: in.SenderID,
 		ext:    messageExt{traceHeader: trace, groupID: in.GroupID, dedupID: dedupID},

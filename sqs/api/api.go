@@ -97,6 +97,16 @@ type reply interface {
 
 type action func(h *Handler, r *request) (reply, error)
 
+// releaser is a reply in memory that is reused once it has been written.
+type releaser interface{ release() }
+
+// written gives rep's memory back, if it has any to give.
+func written(rep reply) {
+	if r, ok := rep.(releaser); ok {
+		r.release()
+	}
+}
+
 var actions = map[string]action{
 	"CreateQueue":                  (*Handler).createQueue,
 	"DeleteQueue":                  (*Handler).deleteQueue,
@@ -190,6 +200,7 @@ func (h *Handler) ServeJSON(w http.ResponseWriter, r *http.Request, op string) {
 		awswire.WriteJSONBytes(w, rid, []byte("{}"))
 		return
 	}
+	defer written(rep)
 	if fast, ok := rep.(jsonAppender); ok {
 		o := replies.Get().(*awswire.JSONObject)
 		o.Reset()
@@ -233,6 +244,7 @@ func (h *Handler) ServeQuery(w http.ResponseWriter, r *http.Request, params url.
 	var body func(*awswire.XMLWriter)
 	if rep != nil {
 		body = rep.xml
+		defer written(rep)
 	}
 	awswire.WriteQueryResponse(w, op, xmlNamespace, rid, body)
 }

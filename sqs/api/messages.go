@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/fanout/fanout/internal/awswire"
 	"github.com/fanout/fanout/sqs"
+	"sync"
 )
 
 // sendInput decodes the members SendMessage and a SendMessageBatch entry share.
@@ -115,8 +116,27 @@ type sendBatchEntry struct {
 // sendBatchReply renders the engine's results as they are: a reply is
 // written once, so copying them into reply structs would only cost.
 type sendBatchReply struct {
-	ok     []sqs.SendBatchResult
-	failed []batchError
+	ok      []sqs.SendBatchResult
+	failed  []batchError
+	scratch *sendBatchScratch // where ok is, given back once the reply is written
+}
+
+// sendBatchScratch is one SendMessageBatch call's results and its reply,
+// reused across calls: ten results with their ids and digests are 1.6 KB
+// of garbage a call otherwise, a twentieth of a 64-byte batch's CPU.
+type sendBatchScratch struct {
+	buf   sqs.SendBatchBuffer
+	reply sendBatchReply
+}
+
+var sendBatchScratches = sync.Pool{New: func() any { return new(sendBatchScratch) }}
+
+// release gives the scratch back; the reply's strings are not read again.
+func (r *sendBatchReply) release() {
+	s := r.scratch
+	s.buf.Reset()
+	s.reply = sendBatchReply{}
+	sendBatchScratches.Put(s)
 }
 
 func (r sendBatchReply) json() any {
@@ -168,11 +188,15 @@ func (h *Handler) sendMessageBatch(r *request) (reply, error) {
 		}
 		entries = append(entries, sqs.SendBatchEntry{ID: ids[i], SendInput: in})
 	}
-	ok, failed, err := q.SendBatch(entries)
+	s := sendBatchScratches.Get().(*sendBatchScratch)
+	ok, failed, err := q.SendBatchInto(&s.buf, entries)
 	if err != nil {
+		s.buf.Reset()
+		sendBatchScratches.Put(s)
 		return nil, err
 	}
-	return sendBatchReply{ok: ok, failed: batchErrors(append(decodeFailed, failed...))}, nil
+	s.reply = sendBatchReply{ok: ok, failed: batchErrors(append(decodeFailed, failed...)), scratch: s}
+	return &s.reply, nil
 }
 
 type receiveReply []sqs.Received
