@@ -1,9 +1,10 @@
 package api
 
 import (
+	"sync"
+
 	"github.com/fanout/fanout/internal/awswire"
 	"github.com/fanout/fanout/sqs"
-	"sync"
 )
 
 // sendInput decodes the members SendMessage and a SendMessageBatch entry share.
