@@ -59,7 +59,7 @@ func TestSendsRefusedNearMemoryLimit(t *testing.T) {
 }
 
 // The collector's headroom follows the mapped store: as much as it holds,
-// at most 64 MiB, never less than GOGC 100 gives.
+// at most 16 MiB, never less than GOGC 100 gives.
 func TestGCPercentFollowsTheStore(t *testing.T) {
 	for _, c := range []struct {
 		live, mapped uint64
@@ -68,10 +68,10 @@ func TestGCPercentFollowsTheStore(t *testing.T) {
 		{10 << 20, 0, 100},
 		{0, 1 << 30, 100},
 		{10 << 20, 5 << 20, 100},     // less than the heap itself
-		{10 << 20, 50 << 20, 500},    // 50 MiB of headroom over 10 MiB
-		{10 << 20, 4 << 30, 640},     // capped at 64 MiB
+		{4 << 20, 12 << 20, 300},     // 12 MiB of headroom over 4 MiB
+		{4 << 20, 4 << 30, 400},      // capped at 16 MiB
 		{200 << 20, 4 << 30, 100},    // a large heap has its own headroom
-		{1 << 20, 1 << 40, 100 * 64}, // a tiny heap
+		{1 << 20, 1 << 40, 100 * 16}, // a tiny heap
 	} {
 		if got := gcPercentFor(c.live, c.mapped); got != c.want {
 			t.Errorf("gcPercentFor(%d, %d) = %d, want %d", c.live, c.mapped, got, c.want)
