@@ -13,10 +13,9 @@ import (
 // each with its fixed cost (preempting every goroutine, sweeping), which
 // cost a 1 KiB SendMessageBatch a fifth more CPU than when the messages were
 // on the heap. So the heap may grow by as much as the mapped store holds,
-// at most gcHeadroomMax, before a collection: the collector runs about as
-// often as it did when the store was on the heap (which gave it that
-// headroom without a cap), and the resident memory this costs stays small
-// next to a large store. A GOGC the user set (the variable, or debug.SetGCPercent by a
+// at most gcHeadroomMax, before a collection: several times fewer
+// collections than at GOGC 100, and the resident memory this costs stays
+// small next to a large store. A GOGC the user set (the variable, or debug.SetGCPercent by a
 // program embedding the engine) is left alone; the memory limit still
 // applies, as it overrides GOGC near it. The cap is 16 MiB, not 64: with
 // 64, each cycle's allocations walked through more heap than the caches
