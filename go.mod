@@ -17,6 +17,7 @@ require (
 	github.com/onsi/gomega v1.44.0
 	github.com/tidwall/gjson v1.20.3
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/sys v0.46.0
 	golang.org/x/tools v0.45.0
 )
 
@@ -42,7 +43,6 @@ require (
 	golang.org/x/mod v0.36.0 // indirect
 	golang.org/x/net v0.56.0 // indirect
 	golang.org/x/sync v0.21.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/text v0.38.0 // indirect
 )
 

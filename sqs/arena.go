@@ -6,14 +6,18 @@ import (
 )
 
 // Queued messages live in memory the garbage collector never has to walk:
-// pointer-free record pages (slab.go) and byte chunks (chunks.go). Large
-// regions are mapped from the kernel outside Go's heap (mapRegion), for two
-// reasons: the collector's heap goal (twice the live heap at GOGC 100) does
-// not count them, so a store of a gigabyte costs a gigabyte of RSS, not two;
-// and they go back to the kernel the moment a queue frees them (but for
-// the last spareBytes freed, kept for the next queue that grows). Small
-// regions come from Go's heap as noscan objects, so a queue holding three
-// messages costs a few hundred bytes and 100,000 queues cost no mappings.
+// pointer-free record pages (slab.go) and byte chunks (chunks.go). Most of
+// it is mapped from the kernel outside Go's heap, for two reasons: the
+// collector's heap goal (twice the live heap at GOGC 100) does not count
+// it, so a store of a gigabyte costs a gigabyte of RSS, not two; and it
+// goes back to the kernel the moment a queue frees it (but for the last
+// spareBytes freed, kept for the next queue that grows). The sizes chunks
+// and record pages take are cut from shared blocks (arena_pool.go): those
+// under bigRegion from blocks of 256 KiB, bigger ones, where the kernel has
+// huge pages, from blocks of huge pages (arena_huge_linux.go); other
+// big sizes are mapped alone (mapFresh). A queue's first page and chunk
+// are one noscan object on Go's heap (store.firstPages), so a queue
+// holding three messages costs a few hundred bytes and no mapping.
 //
 // Nothing outside package sqs ever sees this memory: every string handed out
 // is a copy (render, materialize), so a region may be rewritten or unmapped
@@ -35,18 +39,6 @@ type region struct {
 // allocRegion returns n bytes, zeroed if zero is set (record pages; a
 // message's bytes are written before they are read).
 func allocRegion(n int, zero bool) region {
-	if n >= bigRegion {
-		if b := spares.take(n); b != nil {
-			if zero {
-				clear(b)
-			}
-			return region{b: b, mapped: true}
-		}
-		if b := mapRegion(n); b != nil {
-			offHeap.Add(int64(len(b)))
-			return region{b: b, mapped: true}
-		}
-	}
 	if c := poolClassFor(n); c != nil {
 		if r := c.take(); r.b != nil {
 			if zero {
@@ -55,7 +47,28 @@ func allocRegion(n int, zero bool) region {
 			return r
 		}
 	}
+	if n >= bigRegion {
+		if b := spares.take(n); b != nil {
+			if zero {
+				clear(b)
+			}
+			return region{b: b, mapped: true}
+		}
+		if b := mapFresh(n); b != nil {
+			offHeap.Add(int64(len(b)))
+			return region{b: b, mapped: true}
+		}
+	}
 	return region{b: make([]byte, n)}
+}
+
+// mapFresh maps n bytes from the kernel: in huge pages when n is a
+// multiple of one and the kernel gives them (arena_huge_linux.go).
+func mapFresh(n int) []byte {
+	if hugePages && n%hugeBlock == 0 {
+		return mapHugeBlock(n)
+	}
+	return mapRegion(n)
 }
 
 func (r *region) free() {

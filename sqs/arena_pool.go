@@ -18,6 +18,11 @@ import (
 // the spares (arena.go), unless it is its size's last one with room, which
 // is kept so that a queue taking and freeing one piece does not map and
 // unmap a block each time.
+//
+// Where the kernel has huge pages, the sizes of bigRegion and more that
+// chunks and record pages take (up to maxChunk) are cut the same way from
+// blocks of huge pages (arena_huge_linux.go), one or as many as the pieces
+// fill: a big region is too small to be a huge page of its own.
 
 const blockSize = bigRegion
 
@@ -31,42 +36,59 @@ type poolBlock struct {
 type poolClass struct {
 	mu      sync.Mutex
 	size    int
+	block   int          // bytes of its blocks
 	partial []*poolBlock // blocks with a piece free
 	inUse   int          // pieces handed out
 }
 
-// pool has a class for each size of chunk (firstChunk doubling) and of
-// record page (slab.go) under bigRegion that a block holds with little
-// left over, smallest first; other sizes come from Go's heap.
-var pool = func() []*poolClass {
-	var sizes []int
-	for n := firstChunk; n < bigRegion; n *= 2 {
-		sizes = append(sizes, n)
+// pool has a class for each size of chunk (firstChunk growing) and of
+// record page (slab.go) that a block holds with little left over, smallest
+// first: under bigRegion, and with huge pages up to maxChunk. Other sizes
+// come from Go's heap, or big ones are mapped alone.
+var pool = poolClasses(hugePages)
+
+func poolClasses(huge bool) []*poolClass {
+	blockFor := func(n int) int {
+		if n < bigRegion {
+			return blockSize
+		}
+		for b := hugeBlock; b <= 4*hugeBlock; b += hugeBlock {
+			if b%n == 0 {
+				return b // a full page of records, 384 KiB: 16 in 6 MiB
+			}
+		}
+		return hugeBlock
 	}
-	for p := 0; pageLen(p)*recordSize < bigRegion && p <= smallPages; p++ {
-		if n := pageLen(p) * recordSize; blockSize%n <= blockSize/16 && !slices.Contains(sizes, n) {
+	most := bigRegion - 1
+	if huge {
+		most = maxChunk
+	}
+	var sizes []int
+	for n := firstChunk; n <= most; n = growChunk(n) {
+		if blockFor(n)%n <= blockFor(n)/16 {
+			sizes = append(sizes, n)
+		}
+	}
+	for p := 0; p <= smallPages+1; p++ {
+		if n := pageLen(p) * recordSize; n <= most && blockFor(n)%n <= blockFor(n)/16 && !slices.Contains(sizes, n) {
 			sizes = append(sizes, n)
 		}
 	}
 	slices.Sort(sizes)
 	classes := make([]*poolClass, len(sizes))
 	for i, n := range sizes {
-		classes[i] = &poolClass{size: n}
+		classes[i] = &poolClass{size: n, block: blockFor(n)}
 	}
 	return classes
-}()
+}
 
 // poolClassFor returns the class that cuts pieces of exactly n bytes, or nil.
 func poolClassFor(n int) *poolClass {
-	if n < pool[0].size || n >= bigRegion {
+	i, ok := slices.BinarySearchFunc(pool, n, func(c *poolClass, n int) int { return c.size - n })
+	if !ok {
 		return nil
 	}
-	for _, c := range pool {
-		if c.size == n {
-			return c
-		}
-	}
-	return nil
+	return pool[i]
 }
 
 // take returns a piece, or a region with nothing in it when no block can be
@@ -75,15 +97,15 @@ func (c *poolClass) take() region {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.partial) == 0 {
-		b := spares.take(blockSize)
+		b := spares.take(c.block)
 		if b == nil {
-			if b = mapRegion(blockSize); b == nil {
+			if b = mapFresh(c.block); b == nil {
 				return region{}
 			}
 			offHeap.Add(int64(len(b)))
 		}
-		blk := &poolBlock{b: b, class: c, free: make([]uint32, 0, blockSize/c.size)}
-		for off := (blockSize/c.size - 1) * c.size; off >= 0; off -= c.size {
+		blk := &poolBlock{b: b, class: c, free: make([]uint32, 0, c.block/c.size)}
+		for off := (c.block/c.size - 1) * c.size; off >= 0; off -= c.size {
 			blk.free = append(blk.free, uint32(off)) // lowest offset on top
 		}
 		blk.pos = 0

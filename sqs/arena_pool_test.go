@@ -2,7 +2,10 @@ package sqs
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,9 +25,14 @@ func TestPoolPiecesAreDisjointAndGoBack(t *testing.T) {
 			t.Errorf("no class for %d bytes", n)
 		}
 	}
-	for _, n := range []int{firstChunk - 1, firstChunk + 1, bigRegion, 3000} {
+	for _, n := range []int{firstChunk - 1, firstChunk + 1, 3000, bigRegion + 1, 2 * maxChunk} {
 		if poolClassFor(n) != nil {
 			t.Errorf("a class for %d bytes", n)
+		}
+	}
+	for _, n := range []int{bigRegion, pageRecs * recordSize, maxChunk} {
+		if c := poolClassFor(n); (c != nil) != hugePages || c != nil && (c.block%hugeBlock != 0 || c.block%n != 0) {
+			t.Errorf("huge pages %v: class for %d bytes %+v", hugePages, n, c)
 		}
 	}
 	probe := allocRegion(firstChunk, false)
@@ -126,20 +134,103 @@ func idlePoolBytes() int64 {
 	for _, c := range pool {
 		c.mu.Lock()
 		if len(c.partial) == 1 && len(c.partial[0].free) == cap(c.partial[0].free) {
-			n += blockSize
+			n += int64(c.block)
 		}
 		c.mu.Unlock()
 	}
 	return n
 }
 
-// pooledBytes returns the bytes of the pieces handed out.
+// pooledBytes returns the bytes of the pieces handed out to queues: the
+// shared bodies' chunks, which are pieces too where huge pages cut big
+// ones, are the process's.
 func pooledBytes() int64 {
-	var n int64
+	n := -sharedBodies.held.Load()
+	if poolClassFor(sharedChunkSize) == nil {
+		n = 0
+	}
 	for _, c := range pool {
 		c.mu.Lock()
 		n += int64(c.inUse * c.size)
 		c.mu.Unlock()
 	}
 	return n
+}
+
+// Where the kernel has huge pages, a queue's big chunks are pieces of
+// blocks of one huge page: aligned to it, in a mapping the kernel may back
+// with huge pages, and written before they are handed out (so a first
+// write under a queue's lock does not fault). Their bytes stay apart, and
+// the blocks go back as the small ones do.
+func TestBigChunksComeFromHugePages(t *testing.T) {
+	if !hugePages {
+		t.Skip("the kernel gives no transparent huge pages here")
+	}
+	c := poolClassFor(maxChunk)
+	c.mu.Lock()
+	blocksBefore, inUseBefore := len(c.partial), c.inUse
+	c.mu.Unlock()
+	pieces := make([]region, 5)
+	for i := range pieces {
+		pieces[i] = allocRegion(maxChunk, false)
+		p := pieces[i]
+		if p.from == nil || p.from.class != c || len(p.from.b) != hugeBlock || c.block != hugeBlock {
+			t.Fatalf("piece %d of %d bytes is not cut from a huge block: %+v", i, maxChunk, p)
+		}
+		if at := uintptr(unsafe.Pointer(unsafe.SliceData(p.from.b))); at%hugeBlock != 0 {
+			t.Fatalf("block at %#x is not aligned to a huge page", at)
+		}
+		for j := range p.b {
+			p.b[j] = byte(i)
+		}
+	}
+	for i, p := range pieces {
+		if !bytes.Equal(p.b, bytes.Repeat([]byte{byte(i)}, maxChunk)) {
+			t.Fatalf("piece %d was overwritten", i)
+		}
+		vma := mappingOf(t, uintptr(unsafe.Pointer(unsafe.SliceData(p.b))))
+		if vma["THPeligible:"] != "1" || !slices.Contains(strings.Fields(vma["VmFlags:"]), "hg") {
+			t.Fatalf("piece %d's mapping is not advised for huge pages: %v", i, vma)
+		}
+		t.Logf("piece %d: mapping of %s, %s in huge pages", i, vma["Size:"], vma["AnonHugePages:"])
+	}
+	for i := range pieces {
+		pieces[i].free()
+	}
+	c.mu.Lock()
+	blocks, inUse := len(c.partial), c.inUse
+	c.mu.Unlock()
+	if blocks > max(blocksBefore, 1) || inUse != inUseBefore {
+		t.Fatalf("all pieces back: %d blocks kept (%d before), %d pieces in use (%d before)", blocks, blocksBefore, inUse, inUseBefore)
+	}
+}
+
+// mappingOf returns the fields /proc/self/smaps gives of the mapping that
+// holds address at, by name ("Size:", "VmFlags:"...).
+func mappingOf(t *testing.T, at uintptr) map[string]string {
+	t.Helper()
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skip("no /proc/self/smaps: ", err)
+	}
+	var fields map[string]string
+	for _, line := range strings.Split(string(smaps), "\n") {
+		var lo, hi uintptr
+		if n, _ := fmt.Sscanf(line, "%x-%x ", &lo, &hi); n == 2 {
+			if fields != nil {
+				break
+			}
+			if lo <= at && at < hi {
+				fields = map[string]string{}
+			}
+			continue
+		}
+		if name, value, ok := strings.Cut(line, " "); ok && fields != nil {
+			fields[name] = strings.TrimSpace(value)
+		}
+	}
+	if fields == nil {
+		t.Fatalf("no mapping holds %#x", at)
+	}
+	return fields
 }
