@@ -74,15 +74,7 @@ func TestPoolPiecesAreDisjointAndGoBack(t *testing.T) {
 	if len(blocksCut) < 3 {
 		t.Fatalf("%d pieces of %d bytes come from %d blocks", n, c.size, len(blocksCut))
 	}
-	for i := range pieces {
-		pieces[i].free()
-	}
-	c.mu.Lock()
-	blocks, inUse := len(c.partial), c.inUse
-	c.mu.Unlock()
-	if blocks > max(blocksBefore, 1) || inUse != inUseBefore {
-		t.Fatalf("all pieces back: %d blocks kept (%d before), %d pieces in use (%d before)", blocks, blocksBefore, inUse, inUseBefore)
-	}
+	freeAll(t, c, pieces, blocksBefore, inUseBefore)
 	again := allocRegion(c.size, true)
 	if !bytes.Equal(again.b, make([]byte, c.size)) {
 		t.Fatalf("a reused piece asked for zeroed is not")
@@ -194,6 +186,13 @@ func TestBigChunksComeFromHugePages(t *testing.T) {
 		}
 		t.Logf("piece %d: mapping of %s, %s in huge pages", i, vma["Size:"], vma["AnonHugePages:"])
 	}
+	freeAll(t, c, pieces, blocksBefore, inUseBefore)
+}
+
+// freeAll frees pieces of class c and checks that they all came back and
+// that c keeps no more blocks than before, or one.
+func freeAll(t *testing.T, c *poolClass, pieces []region, blocksBefore, inUseBefore int) {
+	t.Helper()
 	for i := range pieces {
 		pieces[i].free()
 	}
