@@ -122,6 +122,7 @@ type config struct {
 	churn       int         // --churn: messages to pass through a queue on a data dir; 0 runs the scenarios
 	soak        soakOptions // --soak: its duration; 0 runs the scenarios
 	hello       bool        // internal: --serve-null runs the hello handler instead
+	servePprof  string      // internal: with --serve-null, serve its CPU profile on this address
 	// The scale scenarios' counts (scale.go, longpoll.go).
 	queues, topics, accounts, emptyAccounts int
 	polls, pollQueues, pollRate             int
@@ -145,7 +146,7 @@ func main() {
 		os.Exit(2)
 	}
 	if serveAddr != "" {
-		if err := serveNull(serveAddr, cfg.sizes, cfg.hello); err != nil {
+		if err := serveNull(serveAddr, cfg.servePprof, cfg.sizes, cfg.hello); err != nil {
 			fmt.Fprintln(os.Stderr, "fanout-bench: null server:", err)
 			os.Exit(1)
 		}
@@ -190,7 +191,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		nSlices = fs.Int("slices", defaultSlices, "with several targets, time each round's runs in this many slices each, alternating targets slice by slice (A B B A A B …) after all have been set up and warmed up, so that the machine's drifts weigh on every target alike (not fill or long-polls, nor with --cpu-profile; each slice at least 100ms, fewer slices by default if --duration is short; 1: each target's run whole, one after the other)")
 		bin     = fs.String("fanout-bin", "", "fanout binary to launch (default: go build ./cmd/fanout)")
 		baseBin = fs.String("base-bin", "", "the fanout binary of target fanout-base, run as target fanout is, to compare two builds in one run (e.g. --target fanout,null,fanout-base with main's build)")
-		cpuProf = fs.String("cpu-profile", "", "a directory to save a CPU profile of the server's timed phase of each run in (fanouts this tool starts, which serve pprof); compare two with go tool pprof -diff_base")
+		cpuProf = fs.String("cpu-profile", "", "a directory to save a CPU profile of the server's timed phase of each run in (fanouts and null servers this tool starts); compare two with go tool pprof -diff_base")
 		asJSON  = fs.Bool("json", false, "print results as JSON on stdout (the text report moves to stderr)")
 		nQueues = fs.Int("queues", 100000, "queues-many: queues to spread sends over (at most 1000000)")
 		nTopics = fs.Int("topics", 10000, "topics-many: topics to spread publishes over, each with one SQS subscription (at most 100000)")
@@ -202,6 +203,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	)
 	fs.StringVar(serveAddr, "serve-null", "", "internal: run the null server on this address")
 	hello := fs.Bool("serve-hello", false, "internal: with --serve-null, run the hello handler")
+	servePprof := fs.String("serve-pprof", "", "internal: with --serve-null, serve the null server's CPU profile on this address")
 	fs.Usage = func() { usage(fs) }
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -229,6 +231,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		fillFor:    *fillFor,
 		prefault:   int64(*prefGiB) << 30,
 		hello:      *hello,
+		servePprof: *servePprof,
 		queued:     *queued,
 		rounds:     *rounds,
 		slices:     *nSlices,
@@ -368,7 +371,7 @@ func usage(fs *flag.FlagSet) {
 	fmt.Fprintln(w, "usage: fanout-bench [flags]")
 	fmt.Fprintln(w, "\nflags:")
 	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name == "serve-null" {
+		if f.Name == "serve-null" || f.Name == "serve-pprof" {
 			return
 		}
 		fmt.Fprintf(w, "  --%s", f.Name)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strconv"
@@ -460,13 +461,23 @@ func unhex(c byte) int {
 	return -1
 }
 
-// serveNull runs the null server on addr until SIGTERM or SIGINT. It is the
+// serveNull runs the null server on addr until SIGTERM or SIGINT, and its
+// CPU profile on pprofAddr unless that is empty. It is the
 // hidden --serve-null mode, so the null target is a subprocess exactly like
 // fanout and its CPU can be read the same way.
-func serveNull(addr string, sizes []int, hello bool) error {
+func serveNull(addr, pprofAddr string, sizes []int, hello bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
+	}
+	if pprofAddr != "" {
+		// On a listener of its own, so the handler measured stays as lean
+		// with --cpu-profile as without it.
+		pl, err := net.Listen("tcp", pprofAddr)
+		if err != nil {
+			return err
+		}
+		go serveProfile(pl)
 	}
 	h := nullHandler(sizes)
 	if hello {
@@ -485,4 +496,12 @@ func serveNull(addr string, sizes []int, hello bool) error {
 	// Nothing is stored, so there is nothing to finish gracefully; Shutdown
 	// would also wait on the client's pre-dialled, never-used connections.
 	return srv.Close()
+}
+
+// serveProfile serves the CPU profile of this process on l, where
+// fetchProfile asks for fanout's.
+func serveProfile(l net.Listener) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc(profilePath, pprof.Profile)
+	return http.Serve(l, mux)
 }

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -332,5 +335,27 @@ func TestCutSize(t *testing.T) {
 		if b, s := cutSize(in); b != want[0] || s != want[1] {
 			t.Errorf("cutSize(%q) = %q, %q", in, b, s)
 		}
+	}
+}
+
+// TestNullProfile checks that the null server's profile listener serves
+// what --cpu-profile fetches from fanout: a gzipped pprof profile.
+func TestNullProfile(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go serveProfile(l)
+	path := filepath.Join(t.TempDir(), "null.pprof")
+	if got := fetchProfile(context.Background(), "http://"+l.Addr().String(), 1, path); !strings.Contains(got, path) {
+		t.Fatalf("fetchProfile: %s", got)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("not a gzipped profile: % x", b[:min(len(b), 8)])
 	}
 }

@@ -27,6 +27,7 @@ type target struct {
 	cmd      *exec.Cmd
 	exited   chan struct{} // closed when cmd has exited
 	dataDir  string        // fanout-strict, fanout-relaxed: its --data-dir, removed by stop
+	profiler string        // base URL of a CPU profile served apart from endpoint ("": endpoint's)
 }
 
 // startTarget launches the subprocess for name ("fanout" or "null") or wraps
@@ -64,14 +65,14 @@ func startTarget(ctx context.Context, name, bin string, sizes []int) (*target, e
 		if err != nil {
 			return nil, err
 		}
-		return startProcess(ctx, "null", self, "--body-sizes", intsCSV(sizes), "--serve-null")
+		return startProcess(ctx, "null", self, "--body-sizes", intsCSV(sizes))
 	case "hello":
 		// The floor under the null server: read the body, answer 200.
 		self, err := os.Executable()
 		if err != nil {
 			return nil, err
 		}
-		return startProcess(ctx, "hello", self, "--serve-hello", "--serve-null")
+		return startProcess(ctx, "hello", self, "--serve-hello")
 	}
 	u, err := url.Parse(name)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -115,8 +116,15 @@ func launch(ctx context.Context, name, bin string, quiet bool, args ...string) (
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
+	profiler := ""
 	if name == "null" || name == "hello" {
-		args = append(args, addr)
+		pport, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		profiler = "127.0.0.1:" + strconv.Itoa(pport)
+		args = append(args, "--serve-pprof", profiler, "--serve-null", addr)
+		profiler = "http://" + profiler
 	} else {
 		args = append([]string{"--addr", addr}, args...)
 	}
@@ -133,7 +141,7 @@ func launch(ctx context.Context, name, bin string, quiet bool, args ...string) (
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	t := &target{name: name, endpoint: "http://" + addr, cmd: cmd, exited: make(chan struct{})}
+	t := &target{name: name, endpoint: "http://" + addr, profiler: profiler, cmd: cmd, exited: make(chan struct{})}
 	go func() { cmd.Wait(); close(t.exited) }()
 	if err := waitHealthy(ctx, t, 20*time.Second); err != nil {
 		t.stop()
