@@ -99,7 +99,13 @@ func (c *poolClass) take() region {
 	if len(c.partial) == 0 {
 		b := spares.take(c.block)
 		if b == nil {
-			if b = mapFresh(c.block); b == nil {
+			// Populating a block takes milliseconds (tens where the host
+			// must back it): not while every queue that takes from this
+			// class waits. Two that map at once both keep their block.
+			c.mu.Unlock()
+			b = mapFresh(c.block)
+			c.mu.Lock()
+			if b == nil {
 				return region{}
 			}
 			offHeap.Add(int64(len(b)))
@@ -108,7 +114,7 @@ func (c *poolClass) take() region {
 		for off := (c.block/c.size - 1) * c.size; off >= 0; off -= c.size {
 			blk.free = append(blk.free, uint32(off)) // lowest offset on top
 		}
-		blk.pos = 0
+		blk.pos = len(c.partial) // another take may have added one meanwhile
 		c.partial = append(c.partial, blk)
 	}
 	blk := c.partial[len(c.partial)-1]

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -232,4 +233,52 @@ func mappingOf(t *testing.T, at uintptr) map[string]string {
 		t.Fatalf("no mapping holds %#x", at)
 	}
 	return fields
+}
+
+// Takes that map fresh blocks at once, each outside the class's lock, keep
+// every block they map and hand out each piece once; all go back.
+func TestConcurrentTakesMapOutsideTheLock(t *testing.T) {
+	c := poolClassFor(firstChunk)
+	probe := allocRegion(firstChunk, false)
+	if probe.from == nil {
+		t.Skip("no mmap here")
+	}
+	probe.free()
+	c.mu.Lock()
+	blocksBefore, inUseBefore := len(c.partial), c.inUse
+	c.mu.Unlock()
+	const takers = 4
+	per := 2 * blockSize / c.size // two blocks' worth each
+	got := make([][]region, takers)
+	var wg sync.WaitGroup
+	for k := range takers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range per {
+				got[k] = append(got[k], allocRegion(c.size, false))
+			}
+		}()
+	}
+	wg.Wait()
+	var pieces []region
+	seen := map[uintptr]bool{}
+	for _, rs := range got {
+		for _, p := range rs {
+			at := uintptr(unsafe.Pointer(unsafe.SliceData(p.b)))
+			if p.from == nil || seen[at] {
+				t.Fatalf("piece %+v: not pooled, or handed out twice", p.from)
+			}
+			seen[at] = true
+			pieces = append(pieces, p)
+		}
+	}
+	c.mu.Lock()
+	for i, blk := range c.partial {
+		if blk.pos != i {
+			t.Errorf("partial block %d says it is at %d", i, blk.pos)
+		}
+	}
+	c.mu.Unlock()
+	freeAll(t, c, pieces, blocksBefore, inUseBefore)
 }

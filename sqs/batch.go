@@ -160,7 +160,7 @@ func (q *Queue) SendBatchInto(buf *SendBatchBuffer, entries []SendBatchEntry) (o
 		need += msgs[i].storedSize()
 		largest = max(largest, msgs[i].storedSize())
 	}
-	q.lockWithRoom(need, largest)
+	q.lockWithRoom(need, largest, len(msgs))
 	if q.deleted {
 		q.unlock()
 		return nil, nil, queueDoesNotExist()

@@ -25,6 +25,9 @@ func (q *Queue) tidy() {
 	if s.chunks.staged.b != nil {
 		s.chunks.stage(region{}) // lockWithRoom's, left unused
 	}
+	if s.slab.staged.b != nil {
+		s.slab.stage(region{})
+	}
 	switch {
 	case s.slab.live == 0:
 		if s.slab.n > keepWhenEmpty || s.chunks.held > keepBytesWhenEmpty {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // Messages deleted out of order leave holes; once they pass twice what is
@@ -230,7 +231,7 @@ func TestFreshChunksAreMappedBeforeTheLock(t *testing.T) {
 		size := c.regionFor(10*(bodyAt+1024+64), bodyAt+1024+64)
 		q.unlock()
 		if size > 0 {
-			q.lockWithRoom(10*(bodyAt+1024+64), bodyAt+1024+64)
+			q.lockWithRoom(10*(bodyAt+1024+64), bodyAt+1024+64, 10)
 			if len(q.msgs.chunks.staged.b) != size {
 				t.Fatalf("staged %d bytes, want %d", len(q.msgs.chunks.staged.b), size)
 			}
@@ -278,5 +279,70 @@ func TestLocateFillsPagesInOrder(t *testing.T) {
 	}
 	if pageLen(0) != firstRecs || pageLen(smallPages) != pageRecs/2 || pageLen(smallPages+1) != pageRecs {
 		t.Fatalf("page lengths %d, %d, %d", pageLen(0), pageLen(smallPages), pageLen(smallPages+1))
+	}
+}
+
+// A send whose record needs a fresh mapped page gets it mapped before the
+// queue's lock is taken too, and the page alloc adds is the staged one.
+func TestFreshRecordPagesAreMappedBeforeTheLock(t *testing.T) {
+	var s slab
+	for range pageRecs { // pages 0 to smallPages: at most 192 KiB, on Go's heap or mapped under the lock
+		s.alloc()
+	}
+	n := s.pageFor(3)
+	if n != pageRecs*recordSize || n < bigRegion {
+		t.Fatalf("pageFor: %d, want %d", n, pageRecs*recordSize)
+	}
+	page := allocRegion(n, true)
+	s.stage(page)
+	if s.pageFor(3) != 0 {
+		t.Fatal("a page is staged, yet pageFor asks for another")
+	}
+	s.alloc()
+	if last := s.pages[len(s.pages)-1]; unsafe.SliceData(last.b) != unsafe.SliceData(page.b) || s.staged.b != nil {
+		t.Fatal("alloc did not add the staged page")
+	}
+	s.reset()
+
+	e, _ := newTestEngine(t)
+	q := mustQueue(t, e, "staged-pages", nil)
+	batch := make([]SendBatchEntry, 10)
+	for k := range batch {
+		batch[k] = SendBatchEntry{ID: fmt.Sprint("m", k), SendInput: SendInput{Body: fmt.Sprint("body ", k)}}
+	}
+	staged := 0
+	for range 1000 { // 10,000 records: two pages of pageRecs past the small ones
+		q.lock()
+		if q.msgs.slab.staged.b != nil {
+			t.Fatal("a staged page outlived its lock")
+		}
+		want := q.msgs.slab.pageFor(len(batch))
+		q.unlock()
+		if want >= bigRegion {
+			q.lockWithRoom(10*(bodyAt+6+64), bodyAt+6+64, len(batch))
+			if len(q.msgs.slab.staged.b) != want {
+				t.Fatalf("staged %d bytes, want %d", len(q.msgs.slab.staged.b), want)
+			}
+			q.unlock()
+			staged++
+		}
+		if _, failed, err := q.SendBatch(batch); err != nil || len(failed) > 0 {
+			t.Fatal(err, failed)
+		}
+	}
+	if staged != 2 {
+		t.Fatalf("%d pages staged, want 2", staged)
+	}
+	for n := 0; n < 10000; {
+		out := receive(t, q, ReceiveInput{MaxNumberOfMessages: ptr(10)})
+		if len(out) == 0 {
+			t.Fatalf("%d messages received, want 10000", n)
+		}
+		for _, m := range out {
+			if !strings.HasPrefix(m.Body, "body ") || m.MD5OfBody != MD5OfBody(m.Body) {
+				t.Fatalf("message %d: %q, MD5 %s", n, m.Body, m.MD5OfBody)
+			}
+		}
+		n += len(out)
 	}
 }

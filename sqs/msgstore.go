@@ -86,7 +86,7 @@ func (s *store) firstPages(n int) {
 
 // pooled reports whether the store holds memory cut from the shared blocks.
 func (s *store) pooled() bool {
-	if s.slab.page0.from != nil || s.chunks.first.mem.from != nil || s.chunks.staged.from != nil {
+	if s.slab.page0.from != nil || s.slab.staged.from != nil || s.chunks.first.mem.from != nil || s.chunks.staged.from != nil {
 		return true
 	}
 	for i := range s.slab.pages {

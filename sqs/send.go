@@ -73,7 +73,7 @@ func (q *Queue) SendDeferred(in SendInput) (SendResult, Waiter, error) {
 		return SendResult{}, nil, err
 	}
 	d.shared = in.Shared.refFor(in.Body)
-	q.lockWithRoom(d.storedSize(), d.storedSize())
+	q.lockWithRoom(d.storedSize(), d.storedSize(), 1)
 	defer q.unlock()
 	if q.deleted {
 		return SendResult{}, nil, queueDoesNotExist()
@@ -104,7 +104,7 @@ func (q *Queue) SendNoReply(in SendInput) (Waiter, error) {
 		return nil, err
 	}
 	d.shared = in.Shared.refFor(in.Body)
-	q.lockWithRoom(d.storedSize(), d.storedSize())
+	q.lockWithRoom(d.storedSize(), d.storedSize(), 1)
 	defer q.unlock()
 	if q.deleted {
 		return nil, queueDoesNotExist()
@@ -118,26 +118,44 @@ func (q *Queue) SendNoReply(in SendInput) (Waiter, error) {
 	return sw, nil
 }
 
-// lockWithRoom takes the queue's lock to store messages of n bytes in all
-// (storedSize), the largest of largest bytes. Should they need a fresh
-// mapped chunk, the kernel finds and zeroes its pages (about 0.4 ms a MiB
-// on a 2-core VM) before the lock is taken, rather than while every other
-// sender and receiver of the queue waits for it; the chunk is staged for
-// the sends, and one they leave unused is freed when the lock is released.
-func (q *Queue) lockWithRoom(n, largest int) {
+// lockWithRoom takes the queue's lock to store records messages of n bytes
+// in all (storedSize), the largest of largest bytes. Should they need a
+// fresh mapped chunk or record page, the kernel finds and zeroes its pages
+// (about 0.4 ms a MiB on a 2-core VM, ten times that where the host must
+// back them) before the lock is taken, rather than while every other
+// sender and receiver of the queue waits for it; the chunk and the page
+// are staged for the sends, and what they leave unused is freed when the
+// lock is released. Pages too small to be mapped are made under the lock.
+func (q *Queue) lockWithRoom(n, largest, records int) {
 	q.lock()
 	size := q.msgs.chunks.regionFor(n, largest)
-	if size == 0 {
+	page := q.msgs.slab.pageFor(records)
+	if page < bigRegion {
+		page = 0
+	}
+	if size == 0 && page == 0 {
 		return
 	}
 	q.unlock()
-	r := allocRegion(size, false)
+	var r, p region
+	if size > 0 {
+		r = allocRegion(size, false)
+	}
+	if page > 0 {
+		p = allocRegion(page, true)
+	}
 	q.lock()
 	if q.deleted {
 		r.free()
+		p.free()
 		return
 	}
-	q.msgs.chunks.stage(r)
+	if size > 0 {
+		q.msgs.chunks.stage(r)
+	}
+	if page > 0 {
+		q.msgs.slab.stage(p)
+	}
 }
 
 // storedSize is about what d takes in its queue's chunks: exact but for its

@@ -76,6 +76,9 @@ type slab struct {
 	n     uint32   // slots handed out so far
 	free  uint32   // 1 + the first free slot; 0: none
 	live  int      // slots in use
+	// staged is the next page, mapped by lockWithRoom outside the queue's
+	// lock; tidy drops it when the sends that asked for it did not use it.
+	staged region
 }
 
 const (
@@ -152,10 +155,35 @@ func (s *slab) alloc() uint32 {
 	}
 	i := s.n
 	if p, _ := locate(i); int(p) == s.pageCount() {
-		s.addPage(allocRegion(pageLen(int(p))*recordSize, true))
+		page, n := s.staged, pageLen(int(p))*recordSize
+		s.staged = region{}
+		if len(page.b) != n {
+			page.free()
+			page = allocRegion(n, true)
+		}
+		s.addPage(page)
 	}
 	s.n++
 	return i
+}
+
+// pageFor is the size of the page that k more slots would take, the next
+// one, or 0 when the free list or the pages have room for them, or one is
+// staged.
+func (s *slab) pageFor(k int) int {
+	if k <= 0 || s.free != 0 || s.staged.b != nil {
+		return 0
+	}
+	if p, _ := locate(s.n + uint32(k) - 1); int(p) == s.pageCount() {
+		return pageLen(int(p)) * recordSize
+	}
+	return 0
+}
+
+// stage keeps the zeroed page r for the next page alloc adds.
+func (s *slab) stage(r region) {
+	s.staged.free()
+	s.staged = r
 }
 
 // release puts slot i on the free list.
@@ -168,6 +196,7 @@ func (s *slab) release(i uint32) {
 
 // reset frees every page.
 func (s *slab) reset() {
+	s.staged.free()
 	s.page0.free()
 	for i := range s.pages {
 		s.pages[i].free()
