@@ -93,7 +93,9 @@ func TestFillAgainstFanout(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := strings.Join(res.Notes, "\n")
-	if n := strings.Count(notes, "fill window"); n < 2 || !strings.Contains(notes, "GC") ||
+	// The GC share needs a collection in the run; a short one may have none,
+	// which the runtime's counts (also read from fanout) then say.
+	if n := strings.Count(notes, "fill window"); n < 2 || !strings.Contains(notes, "GC") && !strings.Contains(notes, ", 0 collections") ||
 		!strings.Contains(notes, "last window / first") || strings.Contains(notes, "depth ?") {
 		t.Fatalf("notes:\n%s", notes)
 	}
