@@ -91,7 +91,7 @@ type SendBatchResult struct {
 // one (1.6 KB a batch otherwise); the results stay valid until it does.
 type SendBatchBuffer struct {
 	results [10]SendBatchResult
-	idMD5s  [10 * bodyAt]byte
+	idMD5s  [10 * hexIDs]byte
 }
 
 // Reset drops what the buffer refers to, so that a buffer kept for reuse
@@ -143,7 +143,7 @@ func (q *Queue) SendBatchInto(buf *SendBatchBuffer, entries []SendBatchEntry) (o
 	msgs, delays := msgBuf[:0], delayBuf[:0]
 	idMD5s := buf.idMD5s[:]
 	for k, e := range entries {
-		m, res, perr := q.prepare(cfg, e.SendInput, false, idMD5s[k*bodyAt:(k+1)*bodyAt:(k+1)*bodyAt])
+		m, res, perr := q.prepare(cfg, e.SendInput, false, idMD5s[k*hexIDs:(k+1)*hexIDs:(k+1)*hexIDs])
 		if perr != nil {
 			failed = append(failed, Failure(e.ID, perr))
 			continue

@@ -304,24 +304,29 @@ func (q *Queue) status(i uint32) MessageStatus {
 
 // message is record i as a MessageRecord (copies). Callers hold mu.
 func (q *Queue) message(i uint32) MessageRecord {
-	head := q.msgs.head(q.rec(i))
-	return q.messageOf(i, head[:bodyAt], head[bodyAt:])
+	head := q.msgs.textHead(q.rec(i))
+	return q.messageOf(i, head[:hexIDs], head[hexIDs:])
 }
 
-// messageView is message with its id, MD5 and body viewing the queue's
-// memory: for a Change handed to Record, which copies what it keeps, not
-// for one that outlives the lock. Callers hold mu.
-func (q *Queue) messageView(i uint32) MessageRecord {
+// messageView is message with its body viewing the queue's memory and its
+// id and MD5 written as text into text (hexIDs bytes; nil: allocated): for
+// a Change handed to Record, which copies what it keeps, not for one that
+// outlives the lock or text. Callers hold mu.
+func (q *Queue) messageView(i uint32, text []byte) MessageRecord {
 	r := q.rec(i)
-	ids, body := q.msgs.ids(r), q.msgs.body(r)
-	return q.messageOf(i, unsafe.String(unsafe.SliceData(ids), len(ids)), unsafe.String(unsafe.SliceData(body), len(body)))
+	if text == nil {
+		text = make([]byte, hexIDs)
+	}
+	idsText(text, q.msgs.ids(r))
+	body := q.msgs.body(r)
+	return q.messageOf(i, unsafe.String(&text[0], hexIDs), unsafe.String(unsafe.SliceData(body), len(body)))
 }
 
 // messageOf is record i as a MessageRecord with ids (its MessageId and
 // body's MD5) and body.
 func (q *Queue) messageOf(i uint32, ids, body string) MessageRecord {
 	r := q.rec(i)
-	m := MessageRecord{Queue: q.name, Seq: r.seq, MessageID: ids[:36], MD5OfBody: ids[36:bodyAt], Body: body,
+	m := MessageRecord{Queue: q.name, Seq: r.seq, MessageID: ids[:36], MD5OfBody: ids[36:hexIDs], Body: body,
 		SentAt: r.sentAt, Status: q.status(i)}
 	if r.attrLen > 0 {
 		m.Attributes, m.MD5OfMessageAttributes = decodeAttrs(q.msgs.attrBytes(r))
@@ -411,9 +416,10 @@ type sent struct {
 // original to be stored). Callers hold mu.
 func (q *Queue) recordSends(list []sent) Waiter {
 	c := Change{Messages: make([]MessageRecord, 0, len(list))}
-	for _, s := range list {
+	text := make([]byte, len(list)*hexIDs) // the ids' text, one allocation
+	for k, s := range list {
 		if s.i != none {
-			c.Messages = append(c.Messages, q.messageView(s.i))
+			c.Messages = append(c.Messages, q.messageView(s.i, text[k*hexIDs:(k+1)*hexIDs]))
 		}
 		if q.fifo != nil {
 			c.Dedup = append(c.Dedup, q.dedupState(s.key, s.dedup))

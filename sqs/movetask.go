@@ -269,9 +269,10 @@ func (q *Queue) takeForMove(n int, dest func(dlqSource string) *Queue) (out []mo
 // that is sound).
 func (q *Queue) redriven(m *draft, from string) {
 	c := draft{
-		idMD5: id.UUID() + m.idMD5[36:], body: m.body, attrs: m.attrs, sender: m.sender,
+		ids: m.ids, body: m.body, attrs: m.attrs, sender: m.sender,
 		ext: messageExt{traceHeader: m.ext.traceHeader, groupID: m.ext.groupID, dedupID: m.ext.dedupID},
 	}
+	id.NewRaw((*[16]byte)(c.ids[:16]))
 	q.lock()
 	defer q.unlock()
 	var ch Change
@@ -289,7 +290,7 @@ func (q *Queue) redriven(m *draft, from string) {
 	zero := 0
 	i := q.enqueue(&c, &zero, now)
 	if q.journaling() {
-		ch.Messages = []MessageRecord{q.messageView(i)}
+		ch.Messages = []MessageRecord{q.messageView(i, nil)}
 		q.withCeiling(&ch)
 		q.engine.record(ch)
 	}

@@ -2,6 +2,7 @@ package sqs
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"slices"
 	"strings"
 	"sync"
@@ -122,10 +123,10 @@ func (s *store) release() {
 // dead-letter or redrive move): ordinary Go strings, owned by nobody else
 // once it is out of a queue.
 type draft struct {
-	idMD5 string // MessageId (36 bytes), then the body's MD5 (32)
-	// bodyMD5, when idMD5 is empty, is the body's MD5: put then makes the
-	// MessageId in the message's bytes (a send nobody reads the reply of).
-	bodyMD5        string
+	ids [bodyAt]byte // MessageId (16 bytes), then the body's MD5 (16)
+	// newID: put makes the MessageId in the message's bytes (a send nobody
+	// reads the reply of); ids holds only the MD5.
+	newID          bool
 	body           string
 	shared         uint32 // body's ref when it is shared (its caller holds a reference); 0: none
 	sharedOwn      bool   // shared's reference is the one the queue keeps, not the caller's
@@ -139,9 +140,33 @@ type draft struct {
 	srcSeq         uint64 // taken out of a queue: its seq there, for the record of the move
 }
 
-const bodyAt = 36 + 32 // where the body starts in a message's bytes
+// A message's bytes start with its MessageId and its body's MD5 as bytes,
+// half the size of their text, which replies and records show (idsText).
+const (
+	bodyAt = 16 + 16 // where the body starts in a message's bytes
+	hexIDs = 36 + 32 // the MessageId and the MD5 as text, side by side
+)
 
-func (d *draft) id() string { return d.idMD5[:36] }
+// id is d's MessageId as text.
+func (d *draft) id() string {
+	var t [36]byte
+	id.Format(&t, (*[16]byte)(d.ids[:16]))
+	return string(t[:])
+}
+
+// idsText writes ids (bodyAt bytes: a MessageId and an MD5) as text into
+// dst (hexIDs bytes).
+func idsText(dst, ids []byte) {
+	id.Format((*[36]byte)(dst[:36]), (*[16]byte)(ids[:16]))
+	hex.Encode(dst[36:hexIDs], ids[16:bodyAt])
+}
+
+// parseIDs is idsText backwards: ok is false unless messageID and md5 are
+// in exactly the form idsText writes, so that the text shown is the text
+// stored.
+func parseIDs(ids *[bodyAt]byte, messageID, md5 string) (ok bool) {
+	return id.Parse((*[16]byte)(ids[:16]), messageID) && id.LowerHex(ids[16:], md5)
+}
 
 // messageExt holds the system attributes most messages lack. A message's
 // MessageGroupId is in its queue's group table, the rest in its ext bytes.
@@ -182,11 +207,11 @@ func (s *store) put(r *record, d *draft) {
 
 // putIDs writes the MessageId and the body's MD5 at the start of buf.
 func (d *draft) putIDs(buf []byte) int {
-	if d.idMD5 != "" {
-		return copy(buf, d.idMD5)
+	n := copy(buf, d.ids[:])
+	if d.newID {
+		id.NewRaw((*[16]byte)(buf[:16]))
 	}
-	id.PutUUID((*[36]byte)(buf[:36]))
-	return 36 + copy(buf[36:bodyAt], d.bodyMD5)
+	return n
 }
 
 // putWithExt is put for a message with rare system attributes, which its
@@ -329,8 +354,8 @@ func internSender(id string) string {
 const fewSenders = 8
 
 // The parts of a stored message, as views of its bytes (valid under the
-// queue's lock only): its MessageId and body's MD5 (bodyAt bytes), its
-// body, its encoded user attributes.
+// queue's lock only): its MessageId and body's MD5 (bodyAt bytes, not
+// text), its body, its encoded user attributes.
 func (s *store) ids(r *record) []byte { return s.chunks.bytes(r)[:bodyAt] }
 func (s *store) body(r *record) []byte {
 	if r.body != 0 {
@@ -343,12 +368,13 @@ func (s *store) attrBytes(r *record) []byte {
 	return s.chunks.bytes(r)[at : at+r.attrLen]
 }
 
-// head returns copies of r's MessageId and MD5 (bodyAt bytes), then its
-// body, in one string.
-func (s *store) head(r *record) string {
-	ids, body := s.ids(r), s.body(r)
-	b := make([]byte, len(ids)+len(body))
-	copy(b[copy(b, ids):], body)
+// textHead returns r's MessageId and MD5 as text (hexIDs bytes), then a
+// copy of its body, in one string.
+func (s *store) textHead(r *record) string {
+	body := s.body(r)
+	b := make([]byte, hexIDs+len(body))
+	idsText(b, s.ids(r))
+	copy(b[hexIDs:], body)
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 

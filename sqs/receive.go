@@ -374,7 +374,7 @@ func (q *Queue) renderAll(out []Received, list []uint32, req receiveReq) {
 
 // renderedLen is how many bytes render copies of r: its id, MD5 and body,
 // and its receipt handle.
-func renderedLen(r *record) int { return bodyAt + int(r.bodyLen) + handleText }
+func renderedLen(r *record) int { return hexIDs + int(r.bodyLen) + handleText }
 
 // render builds the reply for one received message: copies, in one
 // allocation with its receipt handle, never views of the queue's memory.
@@ -386,14 +386,14 @@ func (q *Queue) render(i uint32, req receiveReq) Received {
 // renderInto is render into buf, renderedLen bytes never written again.
 func (q *Queue) renderInto(buf []byte, i uint32, req receiveReq) Received {
 	r := q.rec(i)
-	copy(buf, q.msgs.ids(r))
-	end := bodyAt + copy(buf[bodyAt:], q.msgs.body(r))
+	idsText(buf, q.msgs.ids(r))
+	end := hexIDs + copy(buf[hexIDs:], q.msgs.body(r))
 	putHandle(buf[end:], q.uid, r.seq, r.handleGen)
 	all := unsafe.String(&buf[0], len(buf)) // buf is never written again
 	out := Received{
 		MessageID:     all[:36],
-		MD5OfBody:     all[36:bodyAt],
-		Body:          all[bodyAt:end],
+		MD5OfBody:     all[36:hexIDs],
+		Body:          all[hexIDs:end],
 		ReceiptHandle: all[end:],
 	}
 	if len(req.attrNames) > 0 && r.attrLen > 0 {
@@ -450,9 +450,9 @@ func (q *Queue) renderInto(buf []byte, i uint32, req receiveReq) Received {
 // Callers hold mu.
 func (q *Queue) materialize(i uint32) draft {
 	r := q.rec(i)
-	head := q.msgs.head(r)
+	body := q.msgs.body(r)
 	d := draft{
-		idMD5: head[:bodyAt], body: head[bodyAt:],
+		ids: [bodyAt]byte(q.msgs.ids(r)), body: string(body),
 		sentAt: r.sentAt, firstReceiveAt: r.firstReceiveAt,
 		receiveCount: r.receiveCount, receivesBefore: r.receivesBefore,
 		srcSeq: r.seq,
@@ -533,7 +533,7 @@ func (e *Engine) deadLetter(src *Queue, moves []draft) Waiter {
 		// (deliver records only a first receive).
 		target.handle(target.rec(i).seq, i)
 		if ch != nil {
-			ch.Messages = append(ch.Messages, target.messageView(i))
+			ch.Messages = append(ch.Messages, target.messageView(i, nil))
 		}
 	}
 	if ch == nil {

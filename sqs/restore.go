@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/fanout/fanout/awserr"
 )
@@ -64,6 +63,7 @@ type dumper struct {
 	encode func(Change) error
 	flush  func() error
 	page   []MessageRecord // reused when views, since encode copies
+	text   []byte          // the page's ids as text, reused with it
 }
 
 // emit hands c to encode and flush, with no lock held.
@@ -193,7 +193,11 @@ func (d *dumper) messages(q *Queue, from uint32) (next uint32, n int, err error)
 		}
 		bytes += int(r.size() + r.bodyLen - r.inlineBody())
 		if d.views {
-			page = append(page, q.messageView(i))
+			if d.text == nil {
+				d.text = make([]byte, viewPage*hexIDs)
+			}
+			k := len(page) * hexIDs
+			page = append(page, q.messageView(i, d.text[k:k+hexIDs]))
 		} else {
 			page = append(page, q.message(i))
 		}
@@ -247,7 +251,6 @@ func (e *Engine) restoreWith(r *Restorer, st State) error {
 // message replaces the one it came with; anything of a queue that has no
 // QueueState by then is dropped. It may be filled before the engine exists.
 type Restorer struct {
-	idMD5    [bodyAt]byte // scratch for Message
 	queues   map[string]*restoring
 	names    []DeletedName
 	tasks    []MoveTaskState
@@ -394,7 +397,8 @@ func (r *Restorer) Queue(st QueueState) {
 
 // Message stores a message into its queue's memory.
 func (r *Restorer) Message(m MessageRecord) error {
-	if len(m.MessageID) != 36 || len(m.MD5OfBody) != 32 {
+	var ids [bodyAt]byte
+	if !parseIDs(&ids, m.MessageID, m.MD5OfBody) {
 		return restoreError("message %d of queue %s has a malformed id or MD5", m.Seq, m.Queue)
 	}
 	rq := r.queue(m.Queue)
@@ -410,10 +414,7 @@ func (r *Restorer) Message(m MessageRecord) error {
 			delete(rq.bySeq, m.Seq)
 		}
 	}
-	// The id and MD5 side by side, in a buffer put copies from at once.
-	copy(r.idMD5[:36], m.MessageID)
-	copy(r.idMD5[36:], m.MD5OfBody)
-	d := draft{idMD5: unsafe.String(&r.idMD5[0], bodyAt), body: m.Body, sender: m.SenderID,
+	d := draft{ids: ids, body: m.Body, sender: m.SenderID,
 		ext: messageExt{traceHeader: m.AWSTraceHeader, dedupID: m.DeduplicationID, sequenceNum: m.SequenceNumber, dlqSource: m.DeadLetterSourceArn}}
 	if r.shareSender != "" && m.SenderID == r.shareSender {
 		d.shared = r.sharedRef(m.Body)

@@ -2,7 +2,6 @@ package sqs
 
 import (
 	"crypto/md5"
-	"encoding/hex"
 	"strconv"
 	"strings"
 	"time"
@@ -251,37 +250,44 @@ func (q *Queue) prepare(cfg config, in SendInput, noReply bool, ids []byte) (dra
 		dedupID = contentDedupID(in.Body)
 	}
 	if noReply {
-		d := draft{body: in.Body, bodyMD5: in.BodyMD5, sender: in.SenderID,
+		d := draft{newID: true, body: in.Body, sender: in.SenderID,
 			ext: messageExt{traceHeader: trace, groupID: in.GroupID, dedupID: dedupID}}
+		d.putMD5(in)
 		if len(attrs) > 0 {
 			d.attrs = encodeAttrs(attrs, MD5OfAttributes(attrs))
 		}
 		return d, SendResult{}, nil
 	}
-	// The message id and the body's MD5 share one allocation, the reply's.
-	buf := ids
-	if buf == nil {
-		buf = make([]byte, bodyAt)
-	}
-	id.PutUUID((*[36]byte)(buf[:36]))
-	if len(in.BodyMD5) == 32 {
-		copy(buf[36:bodyAt], in.BodyMD5)
-	} else {
-		sum := md5.Sum(unsafe.Slice(unsafe.StringData(in.Body), len(in.Body))) // read-only view, no copy
-		hex.Encode(buf[36:bodyAt], sum[:])
-	}
 	d := draft{
-		idMD5:  unsafe.String(&buf[0], bodyAt), // buf outlives the reply
 		body:   in.Body,
 		sender: in.SenderID,
 		ext:    messageExt{traceHeader: trace, groupID: in.GroupID, dedupID: dedupID},
 	}
-	res := SendResult{MessageID: d.idMD5[:36], MD5OfBody: d.idMD5[36:], MD5OfSysAttrs: md5Sys}
+	id.NewRaw((*[16]byte)(d.ids[:16]))
+	d.putMD5(in)
+	// The reply's message id and MD5 share one allocation.
+	buf := ids
+	if buf == nil {
+		buf = make([]byte, hexIDs)
+	}
+	idsText(buf, d.ids[:])
+	text := unsafe.String(&buf[0], hexIDs) // buf outlives the reply
+	res := SendResult{MessageID: text[:36], MD5OfBody: text[36:], MD5OfSysAttrs: md5Sys}
 	if len(attrs) > 0 {
 		res.MD5OfAttrs = MD5OfAttributes(attrs)
 		d.attrs = encodeAttrs(attrs, res.MD5OfAttrs)
 	}
 	return d, res, nil
+}
+
+// putMD5 puts the MD5 of in's body into d.ids: in.BodyMD5 if the caller
+// gave one in the form replies show, else computed here.
+func (d *draft) putMD5(in SendInput) {
+	if len(in.BodyMD5) == 32 && id.LowerHex(d.ids[16:], in.BodyMD5) {
+		return
+	}
+	sum := md5.Sum(unsafe.Slice(unsafe.StringData(in.Body), len(in.Body))) // read-only view, no copy
+	copy(d.ids[16:], sum[:])
 }
 
 // checkIDs validates MessageGroupId and MessageDeduplicationId for the queue type.

@@ -39,19 +39,66 @@ func UUID() string {
 // one string out of several parts.
 func PutUUID(dst *[36]byte) {
 	var b [16]byte
-	random16(&b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	out := dst
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:], b[10:])
+	NewRaw(&b)
+	Format(dst, &b)
+}
+
+// NewRaw fills b with a random (version 4) UUID's 16 bytes, for callers
+// that keep ids as bytes and show them as text later (Format).
+func NewRaw(b *[16]byte) {
+	random16(b)
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+}
+
+// Format writes b's canonical text form (lower-case, 8-4-4-4-12) into dst.
+func Format(dst *[36]byte, b *[16]byte) {
+	hex.Encode(dst[0:8], b[0:4])
+	dst[8] = '-'
+	hex.Encode(dst[9:13], b[4:6])
+	dst[13] = '-'
+	hex.Encode(dst[14:18], b[6:8])
+	dst[18] = '-'
+	hex.Encode(dst[19:23], b[8:10])
+	dst[23] = '-'
+	hex.Encode(dst[24:], b[10:])
+}
+
+// Parse reads a UUID in exactly the form Format writes into b, so that
+// Format gives s back; ok is false for any other string.
+func Parse(b *[16]byte, s string) (ok bool) {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return false
+	}
+	return LowerHex(b[0:4], s[0:8]) && LowerHex(b[4:6], s[9:13]) && LowerHex(b[6:8], s[14:18]) &&
+		LowerHex(b[8:10], s[19:23]) && LowerHex(b[10:], s[24:])
+}
+
+// LowerHex decodes s, lower-case hexadecimal of len(dst) bytes, into dst;
+// ok is false if s is anything else (upper case included), so that
+// hex.Encode gives s back.
+func LowerHex(dst []byte, s string) (ok bool) {
+	if len(s) != 2*len(dst) {
+		return false
+	}
+	for i := range dst {
+		hi, lo := nibble(s[2*i]), nibble(s[2*i+1])
+		if hi > 15 || lo > 15 {
+			return false
+		}
+		dst[i] = hi<<4 | lo
+	}
+	return true
+}
+
+func nibble(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return 255
 }
 
 // IsAccount reports whether s is an AWS account id: 12 digits.
