@@ -3,7 +3,6 @@ package sqs
 import (
 	"crypto/md5"
 	"strconv"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -189,9 +188,9 @@ func (q *Queue) admit(d *draft, delay *int, now time.Time, res *SendResult) sent
 			return s
 		}
 		d.ext.sequenceNum = q.fifo.nextSequence()
-		// A copy: the id may be in a caller's SendBatchBuffer, reused
-		// long before the deduplication window ends.
-		s.dedup = dedupEntry{strings.Clone(d.id()), d.ext.sequenceNum, now}
+		// d.id() is a string of its own, not the reply's text in a
+		// caller's SendBatchBuffer, reused long before the window ends.
+		s.dedup = dedupEntry{d.id(), d.ext.sequenceNum, now}
 		s.key = q.fifo.remember(s.key, s.dedup)
 		res.SequenceNumber = d.ext.sequenceNum
 	}
