@@ -142,18 +142,19 @@ func (q *Queue) SendBatchInto(buf *SendBatchBuffer, entries []SendBatchEntry) (o
 	var delayBuf [10]*int
 	msgs, delays := msgBuf[:0], delayBuf[:0]
 	idMD5s := buf.idMD5s[:]
-	for k, e := range entries {
-		m, res, perr := q.prepare(cfg, e.SendInput, false, idMD5s[k*hexIDs:(k+1)*hexIDs:(k+1)*hexIDs])
-		if perr != nil {
+	for k := range entries {
+		e := &entries[k]
+		// Each is written where it is kept: the next free draft and result.
+		n := len(msgs)
+		res := &buf.results[n]
+		if perr := q.prepare(&cfg, &e.SendInput, false, idMD5s[k*hexIDs:(k+1)*hexIDs:(k+1)*hexIDs], &msgBuf[n], &res.SendResult); perr != nil {
 			failed = append(failed, Failure(e.ID, perr))
 			continue
 		}
-		msgs = append(msgs, m)
+		res.ID = e.ID
+		msgs = msgBuf[:n+1]
 		delays = append(delays, e.DelaySeconds)
-		if ok == nil {
-			ok = buf.results[:0]
-		}
-		ok = append(ok, SendBatchResult{ID: e.ID, SendResult: res})
+		ok = buf.results[:n+1]
 	}
 	need, largest := 0, 0
 	for i := range msgs {

@@ -63,8 +63,10 @@ func (q *Queue) Send(in SendInput) (SendResult, error) {
 // sends one message to several queues (an SNS fan-out) starts every record
 // before it waits, so that they share one sync. Wait holds no queue lock.
 func (q *Queue) SendDeferred(in SendInput) (SendResult, Waiter, error) {
-	d, res, err := q.prepare(q.cfg(), in, false, nil)
-	if err != nil {
+	cfg := q.cfg()
+	var d draft
+	var res SendResult
+	if err := q.prepare(&cfg, &in, false, nil, &d, &res); err != nil {
 		return SendResult{}, nil, err
 	}
 	if err := storeGuard.check(); err != nil {
@@ -94,8 +96,9 @@ func (q *Queue) SendNoReply(in SendInput) (Waiter, error) {
 		_, w, err := q.SendDeferred(in) // FIFO deduplication keeps the id
 		return w, err
 	}
-	d, _, err := q.prepare(q.cfg(), in, true, nil)
-	if err != nil {
+	cfg := q.cfg()
+	var d draft
+	if err := q.prepare(&cfg, &in, true, nil, &d, nil); err != nil {
 		return nil, err
 	}
 	if err := storeGuard.check(); err != nil {
@@ -202,62 +205,64 @@ func (q *Queue) admit(d *draft, delay *int, now time.Time, res *SendResult) sent
 // prepare validates in against the queue's settings cfg (a copy) and builds
 // the message, outside the queue lock. The draft's body (and ids) may still
 // be slices of the request: enqueue copies them into the queue's chunks.
-// With noReply (a standard queue, in.BodyMD5 given) it makes no id and no
-// reply: put makes the id. ids, if not nil, is bodyAt bytes the message id
-// and the body's MD5 are written to, not written again until the reply is
-// gone: a batch's are in its SendBatchBuffer.
-func (q *Queue) prepare(cfg config, in SendInput, noReply bool, ids []byte) (draft, SendResult, error) {
+// It writes the message to d and its reply to res, where the caller keeps
+// them (a batch's are arrays of ten), rather than returning copies. With
+// noReply (a standard queue, in.BodyMD5 given) it makes no id and no
+// reply: put makes the id. ids, if not nil, is hexIDs bytes the message id
+// and the body's MD5 are written to as text, not written again until the
+// reply is gone: a batch's are in its SendBatchBuffer.
+func (q *Queue) prepare(cfg *config, in *SendInput, noReply bool, ids []byte, d *draft, res *SendResult) error {
 	if in.Body == "" {
-		return draft{}, SendResult{}, missing("MessageBody")
+		return missing("MessageBody")
 	}
 	if !in.BodyChecked && !validBody(in.Body) {
-		return draft{}, SendResult{}, ErrInvalidMessageContents.New(invalidContents)
+		return ErrInvalidMessageContents.New(invalidContents)
 	}
 	if in.DelaySeconds != nil {
-		d := *in.DelaySeconds
-		if d < 0 || d > 900 {
-			return draft{}, SendResult{}, invalidValue(strconv.Itoa(d), "DelaySeconds", "DelaySeconds must be >= 0 and <= 900.")
+		delay := *in.DelaySeconds
+		if delay < 0 || delay > 900 {
+			return invalidValue(strconv.Itoa(delay), "DelaySeconds", "DelaySeconds must be >= 0 and <= 900.")
 		}
 	}
 	attrs, aerr := checkAttributes(in.Attributes)
 	if aerr != nil {
-		return draft{}, SendResult{}, aerr
+		return aerr
 	}
 	if size := len(in.Body) + attributesSize(attrs); size > cfg.maximumMessageSize {
-		return draft{}, SendResult{}, ErrInvalidParameterValue.New("One or more parameters are invalid. Reason: Message must be shorter than %d bytes.", cfg.maximumMessageSize)
+		return ErrInvalidParameterValue.New("One or more parameters are invalid. Reason: Message must be shorter than %d bytes.", cfg.maximumMessageSize)
 	}
 	var trace string
 	var md5Sys string
 	for _, a := range in.SystemAttributes {
 		if a.Name != "AWSTraceHeader" {
-			return draft{}, SendResult{}, ErrInvalidParameterValue.New("Message system attribute name '%s' is invalid.", a.Name)
+			return ErrInvalidParameterValue.New("Message system attribute name '%s' is invalid.", a.Name)
 		}
 		if a.DataType != "String" {
-			return draft{}, SendResult{}, ErrInvalidParameterValue.New("Message system attribute 'AWSTraceHeader' must be of type 'String'.")
+			return ErrInvalidParameterValue.New("Message system attribute 'AWSTraceHeader' must be of type 'String'.")
 		}
 		if err := checkAttributeValue(a, "system"); err != nil {
-			return draft{}, SendResult{}, err
+			return err
 		}
 		trace = a.StringValue
 		md5Sys = MD5OfAttributes(in.SystemAttributes)
 	}
 	if err := q.checkIDs(cfg, in); err != nil {
-		return draft{}, SendResult{}, err
+		return err
 	}
 	dedupID := in.DeduplicationID
 	if cfg.fifo && dedupID == "" {
 		dedupID = contentDedupID(in.Body)
 	}
 	if noReply {
-		d := draft{newID: true, body: in.Body, sender: in.SenderID,
+		*d = draft{newID: true, body: in.Body, sender: in.SenderID,
 			ext: messageExt{traceHeader: trace, groupID: in.GroupID, dedupID: dedupID}}
 		d.putMD5(in)
 		if len(attrs) > 0 {
 			d.attrs = encodeAttrs(attrs, MD5OfAttributes(attrs))
 		}
-		return d, SendResult{}, nil
+		return nil
 	}
-	d := draft{
+	*d = draft{
 		body:   in.Body,
 		sender: in.SenderID,
 		ext:    messageExt{traceHeader: trace, groupID: in.GroupID, dedupID: dedupID},
@@ -271,17 +276,17 @@ func (q *Queue) prepare(cfg config, in SendInput, noReply bool, ids []byte) (dra
 	}
 	idsText(buf, d.ids[:])
 	text := unsafe.String(&buf[0], hexIDs) // buf outlives the reply
-	res := SendResult{MessageID: text[:36], MD5OfBody: text[36:], MD5OfSysAttrs: md5Sys}
+	*res = SendResult{MessageID: text[:36], MD5OfBody: text[36:], MD5OfSysAttrs: md5Sys}
 	if len(attrs) > 0 {
 		res.MD5OfAttrs = MD5OfAttributes(attrs)
 		d.attrs = encodeAttrs(attrs, res.MD5OfAttrs)
 	}
-	return d, res, nil
+	return nil
 }
 
 // putMD5 puts the MD5 of in's body into d.ids: in.BodyMD5 if the caller
 // gave one in the form replies show, else computed here.
-func (d *draft) putMD5(in SendInput) {
+func (d *draft) putMD5(in *SendInput) {
 	if len(in.BodyMD5) == 32 && id.LowerHex(d.ids[16:], in.BodyMD5) {
 		return
 	}
@@ -290,7 +295,7 @@ func (d *draft) putMD5(in SendInput) {
 }
 
 // checkIDs validates MessageGroupId and MessageDeduplicationId for the queue type.
-func (q *Queue) checkIDs(cfg config, in SendInput) error {
+func (q *Queue) checkIDs(cfg *config, in *SendInput) error {
 	if in.GroupID != "" && !validMessageID(in.GroupID) {
 		return invalidValue(in.GroupID, "MessageGroupId", "MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
 	}

@@ -3,6 +3,7 @@ package sqs
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/fanout/fanout/clock"
@@ -81,5 +82,49 @@ func TestSendNoReplyStoresWhatSendStores(t *testing.T) {
 	}
 	if n := attr(t, f, AttrApproximateNumberOfMessages); n != "1" {
 		t.Fatalf("FIFO queue holds %s messages", n)
+	}
+}
+
+// A batch's entries that fail leave no trace in the results of those that
+// follow, in a buffer reused from batch to batch.
+func TestSendBatchIntoReusedBufferKeepsOnlyTheSent(t *testing.T) {
+	t.Parallel()
+	e, _ := newTestEngine(t)
+	q := mustQueue(t, e, "batch", nil)
+	var buf SendBatchBuffer
+	ids := map[string]string{} // message id: its entry's body
+	for round := range 2 {
+		entries := []SendBatchEntry{
+			{ID: "bad1", SendInput: SendInput{Body: ""}},
+			{ID: "good1", SendInput: SendInput{Body: fmt.Sprintf("one %d", round), Attributes: []MessageAttribute{{Name: "a", DataType: "String", StringValue: "v"}}}},
+			{ID: "bad2", SendInput: SendInput{Body: "x", DelaySeconds: ptr(901)}},
+			{ID: "good2", SendInput: SendInput{Body: fmt.Sprintf("two %d", round)}},
+		}
+		if round == 1 {
+			entries = entries[1:] // the slots shift: a result once at 1 is now at 0
+		}
+		ok, failed, err := q.SendBatchInto(&buf, entries)
+		if err != nil || len(ok) != 2 || ok[0].ID != "good1" || ok[1].ID != "good2" {
+			t.Fatalf("round %d: ok %+v, failed %+v, %v", round, ok, failed, err)
+		}
+		if ok[0].MD5OfAttrs == "" || ok[1].MD5OfAttrs != "" || ok[0].MD5OfBody != MD5OfBody(entries[len(entries)-3].Body) {
+			t.Fatalf("round %d: results %+v", round, ok)
+		}
+		for k, r := range ok {
+			// A copy: the results view buf, which the next round reuses.
+			ids[strings.Clone(r.MessageID)] = []string{entries[len(entries)-3].Body, entries[len(entries)-1].Body}[k]
+		}
+		if want := 2 - round; len(failed) != want {
+			t.Fatalf("round %d: %d failed, want %d", round, len(failed), want)
+		}
+	}
+	got := receive(t, q, ReceiveInput{MaxNumberOfMessages: ptr(10)})
+	if len(got) != 4 {
+		t.Fatalf("received %d messages, want 4", len(got))
+	}
+	for _, m := range got {
+		if ids[m.MessageID] != m.Body {
+			t.Errorf("message %s: body %q, sent %q", m.MessageID, m.Body, ids[m.MessageID])
+		}
 	}
 }
