@@ -2,7 +2,6 @@ package sqs
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"slices"
 	"strings"
 	"sync"
@@ -158,7 +157,7 @@ func (d *draft) id() string {
 // dst (hexIDs bytes).
 func idsText(dst, ids []byte) {
 	id.Format((*[36]byte)(dst[:36]), (*[16]byte)(ids[:16]))
-	hex.Encode(dst[36:hexIDs], ids[16:bodyAt])
+	id.Hex(dst[36:hexIDs], ids[16:bodyAt])
 }
 
 // parseIDs is idsText backwards: ok is false unless messageID and md5 are

@@ -5,7 +5,6 @@ package id
 import (
 	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	mrand "math/rand/v2"
 	"sync"
 )
@@ -53,15 +52,46 @@ func NewRaw(b *[16]byte) {
 
 // Format writes b's canonical text form (lower-case, 8-4-4-4-12) into dst.
 func Format(dst *[36]byte, b *[16]byte) {
-	hex.Encode(dst[0:8], b[0:4])
+	be := binary.BigEndian
+	be.PutUint64(dst[0:8], hex8(be.Uint32(b[0:4])))
+	w := hex8(be.Uint32(b[4:8]))
 	dst[8] = '-'
-	hex.Encode(dst[9:13], b[4:6])
+	be.PutUint32(dst[9:13], uint32(w>>32))
 	dst[13] = '-'
-	hex.Encode(dst[14:18], b[6:8])
+	be.PutUint32(dst[14:18], uint32(w))
+	w = hex8(be.Uint32(b[8:12]))
 	dst[18] = '-'
-	hex.Encode(dst[19:23], b[8:10])
+	be.PutUint32(dst[19:23], uint32(w>>32))
 	dst[23] = '-'
-	hex.Encode(dst[24:], b[10:])
+	be.PutUint32(dst[24:28], uint32(w))
+	be.PutUint64(dst[28:36], hex8(be.Uint32(b[12:16])))
+}
+
+// Hex writes src as lower-case hexadecimal into dst (2*len(src) bytes), as
+// hex.Encode does, four bytes at a time: every receive writes the text of
+// each message's id and MD5 from their bytes.
+func Hex(dst, src []byte) {
+	dst = dst[:2*len(src)]
+	for len(src) >= 4 {
+		binary.BigEndian.PutUint64(dst, hex8(binary.BigEndian.Uint32(src)))
+		dst, src = dst[8:], src[4:]
+	}
+	const digits = "0123456789abcdef"
+	for i, c := range src {
+		dst[2*i], dst[2*i+1] = digits[c>>4], digits[c&15]
+	}
+}
+
+// hex8 is v's eight hexadecimal digits, the first in the top byte: each
+// nibble spread into a byte of its own, then '0' added, and 'a'-'0'-10
+// more where the nibble is 10 or over (where adding 6 carries into bit 4).
+func hex8(v uint32) uint64 {
+	x := uint64(v)
+	x = (x | x<<16) & 0x0000ffff0000ffff
+	x = (x | x<<8) & 0x00ff00ff00ff00ff
+	x = (x | x<<4) & 0x0f0f0f0f0f0f0f0f
+	letters := (x + 0x0606060606060606) >> 4 & 0x0101010101010101
+	return x + 0x3030303030303030 + letters*('a'-'0'-10)
 }
 
 // Parse reads a UUID in exactly the form Format writes into b, so that

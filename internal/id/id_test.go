@@ -1,6 +1,7 @@
 package id
 
 import (
+	"encoding/hex"
 	"regexp"
 	"testing"
 )
@@ -70,5 +71,44 @@ func TestLowerHex(t *testing.T) {
 		if LowerHex(b[:], bad) {
 			t.Errorf("LowerHex(%q) accepted it", bad)
 		}
+	}
+}
+
+// Hex and Format write what encoding/hex does, for every byte value.
+func TestHexIsEncodingHex(t *testing.T) {
+	t.Parallel()
+	src := make([]byte, 256)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	for n := range 20 { // every tail length after the four-byte steps
+		got := make([]byte, 2*(len(src)-n))
+		Hex(got, src[n:])
+		if want := hex.EncodeToString(src[n:]); string(got) != want {
+			t.Fatalf("Hex of %d bytes: %s, want %s", len(src)-n, got, want)
+		}
+	}
+	for i := 0; i < 256; i += 16 {
+		b := [16]byte(src[i : i+16])
+		var out [36]byte
+		Format(&out, &b)
+		h := hex.EncodeToString(b[:])
+		if want := h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]; string(out[:]) != want {
+			t.Fatalf("Format(%x) = %s, want %s", b, out, want)
+		}
+	}
+}
+
+var formatSink [36 + 32]byte
+
+// BenchmarkFormatIDs is what a receive spends writing a message's id and
+// MD5 as text.
+func BenchmarkFormatIDs(b *testing.B) {
+	var u, sum [16]byte
+	NewRaw(&u)
+	NewRaw(&sum)
+	for b.Loop() {
+		Format((*[36]byte)(formatSink[:36]), &u)
+		Hex(formatSink[36:], sum[:])
 	}
 }
