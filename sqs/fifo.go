@@ -220,7 +220,7 @@ func (q *Queue) replay(id string, now time.Time) ([]Received, bool) {
 			delete(f.attempts, id)
 			return nil, false
 		}
-		if r := q.rec(i); r.state != stateInflight || r.seq != a.seqs[k] || r.handleGen != a.gens[k] {
+		if r := q.rec(i); r.state != stateInflight || r.seq != a.seqs[k] || r.gen() != a.gens[k] {
 			delete(f.attempts, id)
 			return nil, false
 		}
@@ -241,7 +241,7 @@ func (q *Queue) record(req receiveReq, now time.Time, msgs []uint32, out []Recei
 	a := &attempt{at: now, msgs: msgs, seqs: make([]uint64, len(msgs)), gens: make([]uint32, len(msgs)), out: out, req: req}
 	for k, i := range msgs {
 		r := q.rec(i)
-		a.seqs[k], a.gens[k] = r.seq, r.handleGen
+		a.seqs[k], a.gens[k] = r.seq, r.gen()
 	}
 	f.attempts[id] = a
 }

@@ -289,8 +289,8 @@ func (q *Queue) withCeiling(c *Change) {
 // status is record i's mutable state. Callers hold mu.
 func (q *Queue) status(i uint32) MessageStatus {
 	r := q.rec(i)
-	s := MessageStatus{Queue: q.name, Seq: r.seq, Order: r.order, VisibleAt: r.visibleAt, ReceivedAt: r.receivedAt,
-		FirstReceiveAt: r.firstReceiveAt, ReceiveCount: r.receiveCount, ReceivesBefore: r.receivesBefore, HandleGen: r.handleGen}
+	s := MessageStatus{Queue: q.name, Seq: r.seq, Order: r.order(), VisibleAt: r.visibleAt, ReceivedAt: r.receivedAt,
+		FirstReceiveAt: r.firstReceiveAt, ReceiveCount: r.receiveCount, ReceivesBefore: r.receivesBefore, HandleGen: r.gen()}
 	switch r.state {
 	case stateDelayed:
 		s.State = MessageDelayed

@@ -212,7 +212,7 @@ func (p *peeker) visible() {
 			m := none
 			switch {
 			case r == none && h == none:
-			case h == none || (r != none && q.rec(r).order < q.rec(h).order):
+			case h == none || (r != none && q.rec(r).order() < q.rec(h).order()):
 				m = r
 				ready++
 			default:

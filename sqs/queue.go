@@ -266,7 +266,7 @@ func (q *Queue) promote(now time.Time) bool {
 			// AWS sends a standard-queue message received three times without
 			// deletion to the back of the queue.
 			q.seq++
-			r.order = q.seq
+			r.setOrder(q.seq)
 		}
 		q.makeVisible(i)
 		moved = true
@@ -309,7 +309,7 @@ func (q *Queue) popVisible() uint32 {
 // peekVisible returns the message popVisible would take. Callers hold mu.
 func (q *Queue) peekVisible() uint32 {
 	r, h := q.ready.peek(), q.returned.peek()
-	if h == none || (r != none && q.rec(r).order < q.rec(h).order) {
+	if h == none || (r != none && q.rec(r).order() < q.rec(h).order()) {
 		return r
 	}
 	return h

@@ -348,7 +348,6 @@ func (q *Queue) deliver(i uint32, req receiveReq, now time.Time) {
 		r.firstReceiveAt = now.UnixMilli()
 		q.handle(r.seq, i)
 	}
-	r.handleGen++
 	r.receivedAt = now.UnixNano()
 	r.visibleAt = now.Add(time.Duration(req.visibility) * time.Second).UnixNano()
 	q.enterInflight(i)
@@ -388,7 +387,7 @@ func (q *Queue) renderInto(buf []byte, i uint32, req receiveReq) Received {
 	r := q.rec(i)
 	idsText(buf, q.msgs.ids(r))
 	end := hexIDs + copy(buf[hexIDs:], q.msgs.body(r))
-	putHandle(buf[end:], q.uid, r.seq, r.handleGen)
+	putHandle(buf[end:], q.uid, r.seq, r.gen())
 	all := unsafe.String(&buf[0], len(buf)) // buf is never written again
 	out := Received{
 		MessageID:     all[:36],
@@ -623,14 +622,14 @@ func (q *Queue) delete(handle string, seq uint64, gen uint32) (MessageRef, error
 	if q.fifo != nil {
 		q.promote(q.engine.clock.Now())
 		// promote may have dropped it: its slot is then free (stateGone)
-		if found && (q.rec(i).handleGen != gen || q.rec(i).state != stateInflight) {
+		if found && (q.rec(i).gen() != gen || q.rec(i).state != stateInflight) {
 			return MessageRef{}, invalidValue(handle, "ReceiptHandle", "The receipt handle has expired.")
 		}
 	}
 	if !found {
 		return MessageRef{q.name, seq}, nil
 	}
-	if q.rec(i).handleGen != gen {
+	if q.rec(i).gen() != gen {
 		return MessageRef{}, nil // a later receive's: nothing changes, and the message stays stored
 	}
 	g := q.groups.of(q.rec(i))
@@ -732,7 +731,7 @@ func (q *Queue) changeVisibility(handle string, seq uint64, gen uint32, timeout 
 	now := q.engine.clock.Now()
 	q.promote(now)
 	i, found := q.handles[seq]
-	if !found || q.rec(i).handleGen != gen || (q.fifo != nil && q.rec(i).state != stateInflight) {
+	if !found || q.rec(i).gen() != gen || (q.fifo != nil && q.rec(i).state != stateInflight) {
 		return 0, invalidValue(handle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change.")
 	}
 	if now.Add(time.Duration(timeout)*time.Second).Sub(time.Unix(0, q.rec(i).receivedAt)) > 12*time.Hour {

@@ -447,8 +447,14 @@ func (r *Restorer) Message(m MessageRecord) error {
 
 // setStatus sets the mutable fields of r; its state waits for Finish.
 func setStatus(r *record, s MessageStatus) {
-	r.order, r.visibleAt, r.receivedAt, r.firstReceiveAt = s.Order, s.VisibleAt, s.ReceivedAt, s.FirstReceiveAt
-	r.receiveCount, r.receivesBefore, r.handleGen = s.ReceiveCount, s.ReceivesBefore, s.HandleGen
+	r.visibleAt, r.receivedAt, r.firstReceiveAt = s.VisibleAt, s.ReceivedAt, s.FirstReceiveAt
+	r.receiveCount, r.receivesBefore = s.ReceiveCount, s.ReceivesBefore
+	if r.gen() != s.HandleGen && int64(s.HandleGen) <= int64(s.ReceiveCount) {
+		// HandleGen counts the receives from this queue, as gen does: keep
+		// the handles given out before the restart valid.
+		r.receivesBefore = s.ReceiveCount - int32(s.HandleGen)
+	}
+	r.setOrder(s.Order) // 0, as older records have it: its seq
 	switch s.State {
 	case MessageInflight:
 		r.state = stateInflight
@@ -456,9 +462,6 @@ func setStatus(r *record, s MessageStatus) {
 		r.state = stateDelayed
 	default:
 		r.state = stateReturned
-	}
-	if r.order == 0 {
-		r.order = r.seq
 	}
 }
 
@@ -606,7 +609,7 @@ func (rq *restoring) finish(e *Engine, now time.Time) (*Queue, error) {
 		if r.state == stateGone {
 			continue
 		}
-		q.seq = max(q.seq, r.seq, r.order)
+		q.seq = max(q.seq, r.order())
 		if q.fifo != nil && r.extLen > 0 {
 			ext, _ := q.msgs.ext(r)
 			q.fifo.sequence = max(q.fifo.sequence, sequenceCounter(ext.sequenceNum))
@@ -633,15 +636,15 @@ func (rq *restoring) finish(e *Engine, now time.Time) (*Queue, error) {
 		r := q.rec(i)
 		if rp := q.config.redrive; r.state == stateInflight && q.fifo == nil && rp != nil && rp.MaxReceiveCount > 3 && r.receiveCount == 3 {
 			q.seq++
-			r.order = q.seq
+			r.setOrder(q.seq)
 		}
 	}
 	slices.SortFunc(visible, func(a, b uint32) int {
 		ra, rb := q.rec(a), q.rec(b)
 		switch {
-		case ra.order < rb.order:
+		case ra.order() < rb.order():
 			return -1
-		case ra.order > rb.order:
+		case ra.order() > rb.order():
 			return 1
 		}
 		return 0
@@ -702,7 +705,7 @@ func (rq *restoring) restoreFifo(q *Queue, now time.Time) {
 		ok := true
 		for k, seq := range a.Seqs {
 			i, found := q.handles[seq]
-			if !found || q.rec(i).state != stateInflight || q.rec(i).handleGen != a.Gens[k] {
+			if !found || q.rec(i).state != stateInflight || q.rec(i).gen() != a.Gens[k] {
 				ok = false
 				break
 			}

@@ -347,7 +347,7 @@ func (q *Queue) enqueue(d *draft, delay *int, now time.Time) uint32 {
 	}
 	i := q.msgs.slab.alloc()
 	r := q.rec(i)
-	r.seq, r.order = q.seq, q.seq
+	r.seq = q.seq
 	r.sentAt = d.sentAt
 	if r.sentAt == 0 {
 		r.sentAt = now.UnixNano()

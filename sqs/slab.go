@@ -1,6 +1,7 @@
 package sqs
 
 import (
+	"math"
 	"math/bits"
 	"unsafe"
 )
@@ -12,7 +13,6 @@ import (
 // sender are indexes into small per-queue tables.
 type record struct {
 	seq            uint64 // identity within its queue, in receipt handles
-	order          uint64 // delivery order (a standard queue may send a message to the back); next free slot + 1 while free
 	sentAt         int64  // original enqueue time, Unix nanoseconds; retention counts from it
 	visibleAt      int64  // Unix nanoseconds when it becomes (or became) visible
 	receivedAt     int64  // Unix nanoseconds of the latest receive, for the 12-hour cap
@@ -26,12 +26,29 @@ type record struct {
 	// receivesBefore is receiveCount when it was dead-lettered into this
 	// queue: maxReceiveCount counts only the receives from this queue.
 	receivesBefore int32
-	handleGen      uint32 // which receive the current receipt handle belongs to
 	index          int32  // position in the heap that holds it
+	later          uint32 // its delivery order past seq (order); next free slot + 1 while free
 	sender         uint16 // 1 + index in the queue's sender table; 0: none; senderInExt: in its ext
 	state          msgState
 	body           uint32 // its body's ref when shared (sharedbody.go), kept out of its chunk; 0: in its chunk
 }
+
+// order is r's place in delivery order: its seq, or later once a standard
+// queue has sent it to the back. Kept as a distance from seq, not a second
+// counter, since a record is a large share of a small message's memory.
+func (r *record) order() uint64 { return r.seq + uint64(r.later) }
+
+// setOrder places r at order o, which is not below r.seq. A distance past
+// what later holds (four billion sends within a message's retention) is
+// clamped: order only ranks a standard queue's best-effort delivery.
+func (r *record) setOrder(o uint64) {
+	r.later = uint32(min(o-min(o, r.seq), math.MaxUint32))
+}
+
+// gen is which receive of the message the current receipt handle belongs
+// to: its receives from this queue, which is also what each receive counts
+// up, so it needs no field of its own.
+func (r *record) gen() uint32 { return uint32(r.receiveCount - r.receivesBefore) }
 
 // size is how many chunk bytes the record's message takes.
 func (r *record) size() uint32 { return bodyAt + r.inlineBody() + r.attrLen + r.extLen }
@@ -149,7 +166,7 @@ func (s *slab) alloc() uint32 {
 	if s.free != 0 {
 		i := s.free - 1
 		r := s.at(i)
-		s.free = uint32(r.order)
+		s.free = r.later
 		*r = record{}
 		return i
 	}
@@ -189,7 +206,7 @@ func (s *slab) stage(r region) {
 // release puts slot i on the free list.
 func (s *slab) release(i uint32) {
 	r := s.at(i)
-	*r = record{state: stateGone, order: uint64(s.free)}
+	*r = record{state: stateGone, later: s.free}
 	s.free = i + 1
 	s.live--
 }

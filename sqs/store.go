@@ -77,7 +77,7 @@ func (h *msgHeap) less(a, b uint32) bool {
 	if h.byTime && ra.visibleAt != rb.visibleAt {
 		return ra.visibleAt < rb.visibleAt
 	}
-	return ra.order < rb.order
+	return ra.order() < rb.order()
 }
 
 func (h *msgHeap) len() int { return len(h.items) }

@@ -103,7 +103,7 @@ func TestUnknownKeysAndValuesAreRefused(t *testing.T) {
 func TestSQSRecordsAreFormat1(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	status := sqs.MessageStatus{Queue: "f.fifo", Seq: 2, Order: 3, State: sqs.MessageInflight, VisibleAt: 1000,
-		ReceivedAt: 900, FirstReceiveAt: 7, ReceiveCount: 2, ReceivesBefore: 1, HandleGen: 2}
+		ReceivedAt: 900, FirstReceiveAt: 7, ReceiveCount: 3, ReceivesBefore: 1, HandleGen: 2}
 	c := sqs.Change{
 		Reset:          true,
 		DeletedQueues:  []string{"old"},
@@ -148,8 +148,8 @@ func TestSQSRecordsAreFormat1(t *testing.T) {
 		"2 sqs/1/us-east-1/queue/f.fifo/d/g\x00d/1",
 		`2 sqs/1/us-east-1/deleted/q`,
 		`1 sqs/1/us-east-1/queue/q "\x01{\"Name\":\"q\",\"Fifo\":false,\"UID\":9,\"Attributes\":{\"DelaySeconds\":\"0\"},\"Tags\":{\"k\":\"v\"},\"Created\":\"2026-03-01T12:00:00Z\",\"Modified\":\"2026-03-01T12:00:00Z\",\"SeqCeiling\":65536}"`,
-		`1 sqs/1/us-east-1/queue/f.fifo/m/0000000000000002 "\x0100000000-0000-4000-8000-0000000000010cc175b9c0f1b6a831c399e269772661\xc0\f\x03\x01\xd0\x0f\x88\x0e\x0e\x02\x01\x02\x01S\x01T\x01g\x01d\x1418000000000000004096\x03arn 11111111111111111111111111111111\x01\x01n\x06Binary\x00\x01\x01a"`,
-		`1 sqs/1/us-east-1/queue/f.fifo/s/0000000000000002 "\x01\x03\x01\xd0\x0f\x88\x0e\x0e\x02\x01\x02"`,
+		`1 sqs/1/us-east-1/queue/f.fifo/m/0000000000000002 "\x0100000000-0000-4000-8000-0000000000010cc175b9c0f1b6a831c399e269772661\xc0\f\x03\x01\xd0\x0f\x88\x0e\x0e\x03\x01\x02\x01S\x01T\x01g\x01d\x1418000000000000004096\x03arn 11111111111111111111111111111111\x01\x01n\x06Binary\x00\x01\x01a"`,
+		`1 sqs/1/us-east-1/queue/f.fifo/s/0000000000000002 "\x01\x03\x01\xd0\x0f\x88\x0e\x0e\x03\x01\x02"`,
 		`1 sqs/1/us-east-1/queue/f.fifo/d/d "\x01\x01m\x1418000000000000004096\x80\x80\xb4\xbd\xb6\xf6ژ1"`,
 		`1 sqs/1/us-east-1/queue/f.fifo/a/try "\x01{\"Queue\":\"f.fifo\",\"ID\":\"try\",\"At\":\"2026-03-01T12:00:00Z\",\"Seqs\":[2],\"Gens\":[2],\"AttributeNames\":[\"All\"],\"MessageAttributeNames\":null}"`,
 		`1 sqs/1/us-east-1/deleted/old "\x01{\"Name\":\"old\",\"At\":\"2026-03-01T12:00:00Z\"}"`,
