@@ -2,27 +2,36 @@ package sqs
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// Big regions (arena.go) come from blocks of 2 MiB, aligned to 2 MiB and
-// advised for transparent huge pages, which the kernel backs with one huge
-// page each: on a 2-core VM, faulting memory in 4 KiB pages cost about
-// 1.5 µs a KiB even with MAP_POPULATE and pages the process had just freed,
-// and a huge page the kernel had free about 0.1 µs a KiB (a program copying
-// 1 KiB at a time into 256 to 512 MiB mappings). Queued bytes fill their
-// regions, so the huge pages hold nothing idle. Where the kernel will not
-// give huge pages (transparent_hugepage set to never), blocks are mapped
-// in small pages as before.
+// Big regions (arena.go) may come from blocks of 2 MiB, aligned to 2 MiB
+// and advised for transparent huge pages, which the kernel backs with one
+// huge page each. They are opt-in (FANOUT_HUGE_PAGES=1): where the kernel
+// has huge pages free they are cheaper than small ones (about 0.1 µs a KiB
+// to fault in, against 1.5 µs, in a program copying 1 KiB at a time into
+// 256 MiB mappings), but where a VM's host must back every fresh page
+// again, as on the 2-core Firecracker VM fanout's figures come from, they
+// cost more: a plain-HTTP SendMessageBatch of ten 1 KiB bodies took 108 µs
+// of fanout's CPU with them and 73 µs without (README, Performance).
+// Queued bytes fill their regions, so the huge pages hold nothing idle.
 
 // hugeBlock is the size of a huge page on the kernels fanout uses them on.
 const hugeBlock = 2 << 20
 
-// hugePages is set when the kernel gives huge pages to memory advised so.
-var hugePages = kernelHugePages()
+// hugePages is set when FANOUT_HUGE_PAGES asks for huge pages and the
+// kernel gives them to memory advised so. It is read once: the pool's
+// classes (arena_pool.go) are cut for it.
+var hugePages = hugePagesAsked() && kernelHugePages()
+
+func hugePagesAsked() bool {
+	on, err := strconv.ParseBool(os.Getenv("FANOUT_HUGE_PAGES"))
+	return err == nil && on
+}
 
 func kernelHugePages() bool {
 	enabled, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
