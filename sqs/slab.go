@@ -78,7 +78,7 @@ const none = ^uint32(0)
 // valid until the slot is freed or the queue compacts (compact.go). Page 0
 // holds firstRecs records, page p (1 to smallPages) firstRecs<<(p-1), later
 // pages pageRecs each: a small queue stays small (a queue with one message
-// holds a page of 1.5 KiB, so 100,000 such queues take 150 MiB of records,
+// holds a page of 1.4 KiB, so 100,000 such queues take 140 MiB of records,
 // not the 600 MiB pages of 64 took), and a large one does not copy itself
 // as it grows.
 //
