@@ -38,9 +38,10 @@ type record struct {
 // counter, since a record is a large share of a small message's memory.
 func (r *record) order() uint64 { return r.seq + uint64(r.later) }
 
-// setOrder places r at order o, which is not below r.seq. A distance past
-// what later holds (four billion sends within a message's retention) is
-// clamped: order only ranks a standard queue's best-effort delivery.
+// setOrder places r at order o; an o below r.seq (0 in older records) is
+// r.seq. A distance past what later holds (four billion sends within a
+// message's retention) is clamped: order only ranks a standard queue's
+// best-effort delivery.
 func (r *record) setOrder(o uint64) {
 	r.later = uint32(min(o-min(o, r.seq), math.MaxUint32))
 }
