@@ -47,6 +47,7 @@ func prepareFill(ctx context.Context, e *env) (*workload, error) {
 	win := e.cfg.fillWindow()
 	n := int(e.cfg.fillFor/win) + 1 // one more for calls ending after the last boundary
 	sent := make([]atomic.Int64, n)
+	throttled := make([]atomic.Int64, n) // sends refused at fanout's memory limit
 	var mu sync.Mutex
 	var samples []fillSample
 	sample := func(ctx context.Context, at time.Duration) {
@@ -91,9 +92,14 @@ func prepareFill(ctx context.Context, e *env) (*workload, error) {
 		duration: e.cfg.fillFor,
 		step: func(ctx context.Context, w *worker) error {
 			err := w.do("send-batch", func() (int, error) { return len(es), e.dp.sendMessageBatch(ctx, q, es) })
-			if err == nil && w.ph.timed {
+			if w.ph.timed {
 				if i := int(time.Since(w.ph.start) / win); i < n {
-					sent[i].Add(int64(len(es)))
+					switch {
+					case err == nil:
+						sent[i].Add(int64(len(es)))
+					case throttledErr(err):
+						throttled[i].Add(1)
+					}
 				}
 			}
 			return err
@@ -103,17 +109,30 @@ func prepareFill(ctx context.Context, e *env) (*workload, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			rates := make([]float64, n)
+			limitAt := -1
 			for i := range rates {
 				rates[i] = float64(sent[i].Load()) / win.Seconds()
+				if limitAt < 0 && throttled[i].Load() > 0 {
+					limitAt = i
+				}
 			}
-			return fillNotes(rates, samples)
+			return fillNotes(rates, samples, limitAt)
 		},
 	}, nil
 }
 
+// throttledErr reports whether a send was refused because fanout is near
+// its memory limit (RequestThrottled, README "Near the memory limit").
+func throttledErr(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "RequestThrottled")
+}
+
 // fillNotes formats one line per full window, the last/first ratio and
-// the trend fitted over all of them.
-func fillNotes(rates []float64, samples []fillSample) []string {
+// the trend fitted over all of them. limitAt is the first window in which
+// fanout refused sends at its memory limit (-1: none): a queue that stops
+// growing there measures the limit, not the cost of depth, so the ratio
+// and the fit end with the window before it, and a note says so.
+func fillNotes(rates []float64, samples []fillSample, limitAt int) []string {
 	var notes []string
 	full := 0
 	for i := 1; i < len(samples); i++ {
@@ -131,6 +150,14 @@ func fillNotes(rates []float64, samples []fillSample) []string {
 			line += fmt.Sprintf(", fanout's CPU a message: user %.2f µs, kernel %.2f µs", user, sys)
 		}
 		notes = append(notes, line)
+	}
+	if limitAt >= 0 && limitAt < full {
+		at := "?"
+		if limitAt < len(samples) {
+			at = depthText(samples[limitAt].depth)
+		}
+		notes = append(notes, fmt.Sprintf("fill: fanout refused sends at its memory limit (RequestThrottled) from window %d on, the queue at depth %s; the ratio and the fit below are over the %d windows before it (a shorter --fill-duration, or a larger --memory-limit, keeps a fill under the limit)", limitAt+1, at, limitAt))
+		full = limitAt
 	}
 	if full >= 2 && rates[0] > 0 {
 		line := fmt.Sprintf("fill: last window / first = %.2f", rates[full-1]/rates[0])

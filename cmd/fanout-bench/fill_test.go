@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"strings"
@@ -49,7 +50,7 @@ func TestFillNotesKernelTime(t *testing.T) {
 	samples := []fillSample{{at: 0, depth: 0, user: 0, sys: 0}, {at: 5 * s, depth: 500000, user: 5 * s, sys: s},
 		{at: 10 * s, depth: 1000000, user: 10 * s, sys: 3 * s}}
 	rates := []float64{100000, 100000}
-	notes := strings.Join(fillNotes(rates, samples), "\n")
+	notes := strings.Join(fillNotes(rates, samples, -1), "\n")
 	for _, want := range []string{"user 10.00 µs, kernel 2.00 µs", "user 10.00 µs, kernel 4.00 µs",
 		"first window then last: user 10.00 and 10.00 µs, kernel 2.00 and 4.00 µs"} {
 		if !strings.Contains(notes, want) {
@@ -59,8 +60,33 @@ func TestFillNotesKernelTime(t *testing.T) {
 	for i := range samples {
 		samples[i].sys = -1
 	}
-	if notes := strings.Join(fillNotes(rates, samples), "\n"); strings.Contains(notes, "kernel") || strings.Contains(notes, "user") {
+	if notes := strings.Join(fillNotes(rates, samples, -1), "\n"); strings.Contains(notes, "kernel") || strings.Contains(notes, "user") {
 		t.Errorf("kernel time without readings:\n%s", notes)
+	}
+}
+
+// TestFillNotesMemoryLimit: once fanout refuses sends at its memory limit
+// the queue stops growing, so the windows from then on say nothing about
+// depth; the ratio and the fit end before them, and a note says where.
+func TestFillNotesMemoryLimit(t *testing.T) {
+	var samples []fillSample
+	for i := range 7 {
+		samples = append(samples, fillSample{at: time.Duration(i) * 5 * time.Second, depth: min(i, 4) * 500000, user: -1, sys: -1})
+	}
+	rates := []float64{100000, 100000, 95000, 100000, 40000, 0}
+	notes := strings.Join(fillNotes(rates, samples, 4), "\n")
+	for _, want := range []string{"from window 5 on, the queue at depth 2000000", "over the 4 windows before it",
+		"last window / first = 1.00", "least squares over 4 windows"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("no %q in\n%s", want, notes)
+		}
+	}
+	if notes := strings.Join(fillNotes(rates, samples, -1), "\n"); strings.Contains(notes, "memory limit") || !strings.Contains(notes, "last window / first = 0.00") {
+		t.Errorf("without a limit:\n%s", notes)
+	}
+	if !throttledErr(errors.New(`SendMessageBatch: HTTP 400: {"__type":"com.amazonaws.sqs#RequestThrottled","message":"fanout is near its memory limit"}`)) ||
+		throttledErr(errors.New("SendMessageBatch: HTTP 500")) || throttledErr(nil) {
+		t.Error("throttledErr")
 	}
 }
 
