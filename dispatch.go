@@ -321,10 +321,17 @@ func service(version, auth, action string) string {
 		return "sns"
 	}
 	if i := strings.Index(auth, "Credential="); i >= 0 {
-		// Credential=AKID/date/region/service/aws4_request
-		parts := strings.Split(strings.SplitN(auth[i+len("Credential="):], ",", 2)[0], "/")
-		if len(parts) >= 4 && (parts[3] == "sqs" || parts[3] == "sns") {
-			return parts[3]
+		// Credential=AKID/date/region/service/aws4_request: the fourth
+		// field, cut out without splitting (this runs for every Query call).
+		rest, _, _ := strings.Cut(auth[i+len("Credential="):], ",")
+		ok := true
+		for range 3 {
+			if _, rest, ok = strings.Cut(rest, "/"); !ok {
+				break
+			}
+		}
+		if svc, _, _ := strings.Cut(rest, "/"); ok && (svc == "sqs" || svc == "sns") {
+			return svc
 		}
 	}
 	if sqsapi.IsAction(action) {

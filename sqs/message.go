@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/fanout/fanout/awserr"
 	"github.com/fanout/fanout/internal/ascii"
@@ -217,7 +218,7 @@ func MD5OfAttributes(attrs []MessageAttribute) string {
 
 // MD5OfBody is the lower-case hex MD5 of the body's UTF-8 bytes.
 func MD5OfBody(body string) string {
-	sum := md5.Sum([]byte(body))
+	sum := md5.Sum(unsafe.Slice(unsafe.StringData(body), len(body))) // read-only view: []byte(body) copied a 1 KiB body a publish
 	var out [32]byte
 	hex.Encode(out[:], sum[:])
 	return string(out[:])

@@ -180,11 +180,17 @@ func attributes(x *awswire.XMLWriter, m map[string]string) {
 func topicOf(p url.Values) string {
 	for _, k := range []string{"TopicArn", "TargetArn", "ResourceArn", "SubscriptionArn"} {
 		if v := p.Get(k); v != "" {
-			parts := strings.Split(v, ":")
-			if len(parts) >= 6 {
-				return parts[5]
+			// arn:aws:sns:region:account:topic[:subscription]: the sixth
+			// field, cut out without splitting the whole ARN (a Publish
+			// otherwise allocates for its request log line).
+			rest, ok := v, true
+			for range 5 {
+				if _, rest, ok = strings.Cut(rest, ":"); !ok {
+					return v
+				}
 			}
-			return v
+			name, _, _ := strings.Cut(rest, ":")
+			return name
 		}
 	}
 	if v := p.Get("PhoneNumber"); v != "" {
