@@ -17,6 +17,8 @@
 //	go run ./cmd/fanout-bench --scenario drain --queued 1000000 --client http
 //	go run ./cmd/fanout-bench --target http://127.0.0.1:4566 --json > out.json
 //	go run ./cmd/fanout-bench --target fanout,null,hello --client http --scenario send-batch
+//	# what storing alone costs: the null server keeping every body it is sent
+//	go run ./cmd/fanout-bench --target fanout,null,null-store --client both --scenario send-batch
 //	go run ./cmd/fanout-bench --scenario fill --client http --fill-duration 60s
 //	# the same on a VM, with the memory the fill will take backed by the host first
 //	go run ./cmd/fanout-bench --scenario fill --client http --fill-duration 100s --prefault 8
@@ -122,6 +124,7 @@ type config struct {
 	churn       int         // --churn: messages to pass through a queue on a data dir; 0 runs the scenarios
 	soak        soakOptions // --soak: its duration; 0 runs the scenarios
 	hello       bool        // internal: --serve-null runs the hello handler instead
+	keep        bool        // internal: --serve-null keeps what is sent (nullstore.go)
 	servePprof  string      // internal: with --serve-null, serve its CPU profile on this address
 	// The scale scenarios' counts (scale.go, longpoll.go).
 	queues, topics, accounts, emptyAccounts int
@@ -146,6 +149,9 @@ func main() {
 		os.Exit(2)
 	}
 	if serveAddr != "" {
+		if cfg.keep {
+			floor = &storeFloor{}
+		}
 		if err := serveNull(serveAddr, cfg.servePprof, cfg.sizes, cfg.hello); err != nil {
 			fmt.Fprintln(os.Stderr, "fanout-bench: null server:", err)
 			os.Exit(1)
@@ -165,7 +171,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	var (
 		scen    = fs.String("scenario", "send,send-batch,drain", "comma list of scenarios (see below)")
 		client  = fs.String("client", "sdk", "client kind: sdk (aws-sdk-go-v2), http (plain net/http, pre-built JSON) or both")
-		tgt     = fs.String("target", "fanout", "fanout, null, both (fanout and null alternately), fanout-log (fanout logging every call: --log-level debug --log-format json, to /dev/null), fanout-info (fanout at the default --log-level info: failed calls only), fanout-base (the --base-bin build), fanout-strict and fanout-relaxed (fanout with a fresh --data-dir and that --durability; fanout-base-strict and fanout-base-relaxed the same of the --base-bin build), durable (fanout, fanout-strict and fanout-relaxed alternately), a comma list of these (alternately), or the URL of a running loopback server")
+		tgt     = fs.String("target", "fanout", "fanout, null, both (fanout and null alternately), fanout-log (fanout logging every call: --log-level debug --log-format json, to /dev/null), fanout-info (fanout at the default --log-level info: failed calls only), fanout-base (the --base-bin build), null-store (the null server keeping what each send sends, in memory mapped as fanout maps its own: for send, send-batch and fill), fanout-strict and fanout-relaxed (fanout with a fresh --data-dir and that --durability; fanout-base-strict and fanout-base-relaxed the same of the --base-bin build), durable (fanout, fanout-strict and fanout-relaxed alternately), a comma list of these (alternately), or the URL of a running loopback server")
 		clients = fs.Int("clients", 8, "concurrent clients")
 		dur     = fs.Duration("duration", 5*time.Second, "timed phase of each run")
 		warm    = fs.Duration("warmup", time.Second, "untimed warm-up before each timed phase")
@@ -203,6 +209,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 	)
 	fs.StringVar(serveAddr, "serve-null", "", "internal: run the null server on this address")
 	hello := fs.Bool("serve-hello", false, "internal: with --serve-null, run the hello handler")
+	keep := fs.Bool("serve-store", false, "internal: with --serve-null, keep what each send sends (the store floor, target null-store)")
 	servePprof := fs.String("serve-pprof", "", "internal: with --serve-null, serve the null server's CPU profile on this address")
 	fs.Usage = func() { usage(fs) }
 	if err := fs.Parse(args); err != nil {
@@ -231,6 +238,7 @@ func parseFlags(args []string, serveAddr *string) (*config, error) {
 		fillFor:    *fillFor,
 		prefault:   int64(*prefGiB) << 30,
 		hello:      *hello,
+		keep:       *keep,
 		servePprof: *servePprof,
 		queued:     *queued,
 		rounds:     *rounds,
@@ -579,7 +587,7 @@ func run(ctx context.Context, cfg *config) error {
 			for round := 1; round <= cfg.rounds; round++ {
 				var envs []*env
 				for _, t := range targets {
-					if v.sc.fanoutOnly && t.name == "null" {
+					if v.sc.fanoutOnly && isNull(t.name) {
 						if round == 1 {
 							fmt.Fprintf(report, "%-7s %-4s %-30s skipped: the null server does not deliver\n", t.name, kind, v.name)
 						}
@@ -730,3 +738,7 @@ func queueSafe(s string) string {
 
 // isBase reports whether target name runs the --base-bin build.
 func isBase(name string) bool { return strings.HasPrefix(name, "fanout-base") }
+
+// isNull reports whether name is one of the null server's targets, which
+// answer SQS and SNS calls but deliver nothing.
+func isNull(name string) bool { return name == "null" || name == "null-store" }

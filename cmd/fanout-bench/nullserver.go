@@ -245,12 +245,14 @@ func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte,
 		out = append(out, `","MD5OfMessageBody":"`...)
 		out, ok = appendMD5OfJSONString(out, msgBody)
 		out = append(out, `"}`...)
+		floor.keep(out, msgBody)
 	case "SendMessageBatch":
 		out = append(out, `{"Successful":[`...)
 		for i, e := range entries {
 			if i > 0 {
 				out = append(out, ',')
 			}
+			at := len(out)
 			out = append(out, `{"Id":`...)
 			out = append(out, e.id...) // already a JSON string token
 			out = append(out, `,"MessageId":"`...)
@@ -260,6 +262,7 @@ func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte,
 				break
 			}
 			out = append(out, `"}`...)
+			floor.keep(out[at:], e.body) // its id and MD5, as text
 		}
 		out = append(out, `],"Failed":[]}`...)
 	case "ReceiveMessage":
@@ -303,7 +306,10 @@ func nullSQS(w http.ResponseWriter, r *http.Request, action string, body []byte,
 		}})
 	case "ListQueues":
 		out = []byte(`{"QueueUrls":[]}`)
-	case "DeleteMessage", "DeleteQueue", "PurgeQueue", "SetQueueAttributes", "ChangeMessageVisibility", "TagQueue":
+	case "DeleteQueue", "PurgeQueue":
+		floor.reset() // the tool ends each run so: the next starts from nothing kept
+		out = []byte(`{}`)
+	case "DeleteMessage", "SetQueueAttributes", "ChangeMessageVisibility", "TagQueue":
 		out = []byte(`{}`)
 	default:
 		sqsError(w, "UnsupportedOperation", "null server does not implement "+action)

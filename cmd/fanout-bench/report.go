@@ -214,6 +214,16 @@ func summarize(results []*result, targets []string) []summaryRow {
 				rows = append(rows, summaryRow{k.scenario, k.client, k.op, "null/hello", 0, pairedRatio(byKey[k]["null"], byKey[k]["hello"], n, h), nil})
 			}
 		}
+		// The store floor against the null server (what keeping the bytes
+		// costs), and fanout against the floor (what its engine costs).
+		if s, ok := med["null-store"]; ok {
+			if n, ok := med["null"]; ok {
+				rows = append(rows, summaryRow{k.scenario, k.client, k.op, "null-store/null", 0, pairedRatio(byKey[k]["null-store"], byKey[k]["null"], s, n), nil})
+			}
+			if f, ok := med["fanout"]; ok {
+				rows = append(rows, summaryRow{k.scenario, k.client, k.op, "fanout/null-store", 0, pairedRatio(byKey[k]["fanout"], byKey[k]["null-store"], f, s), nil})
+			}
+		}
 		a, okA := med["fanout"]
 		b, okB := med["null"]
 		if okA && okB {

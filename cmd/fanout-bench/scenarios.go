@@ -264,7 +264,7 @@ func prepareDrain(ctx context.Context, e *env) (*workload, error) {
 // drainNotes gives fanout's backlog at the end: near --queued, or the
 // figures measured something else (the null server stores nothing).
 func drainNotes(ctx context.Context, e *env, q string) []string {
-	if e.tgt.name == "null" {
+	if isNull(e.tgt.name) {
 		return nil
 	}
 	depth, err := e.ctl.queueDepth(ctx, q)

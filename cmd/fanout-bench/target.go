@@ -66,6 +66,13 @@ func startTarget(ctx context.Context, name, bin string, sizes []int) (*target, e
 			return nil, err
 		}
 		return startProcess(ctx, "null", self, "--body-sizes", intsCSV(sizes))
+	case "null-store":
+		// The null server keeping what is sent: storing's own cost.
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		return startProcess(ctx, "null-store", self, "--body-sizes", intsCSV(sizes), "--serve-store")
 	case "hello":
 		// The floor under the null server: read the body, answer 200.
 		self, err := os.Executable()
@@ -117,7 +124,7 @@ func launch(ctx context.Context, name, bin string, quiet bool, args ...string) (
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	profiler := ""
-	if name == "null" || name == "hello" {
+	if isNull(name) || name == "hello" {
 		pport, err := freePort()
 		if err != nil {
 			return nil, err
